@@ -1,0 +1,96 @@
+"""Combined answering policy: the geometric answerer and an MLLM, selectable in config.
+
+- ``mode: fallback`` (default): keep the geometric answer when it is confident (confidence >=
+  ``threshold`` and not flagged as lacking evidence or not understood); ask the MLLM otherwise.
+- ``mode: hint``: always ask the MLLM, with the geometric answer put in the prompt as a hint.
+
+In both modes an MLLM that fails (answer flagged "backend_error") leaves the geometric answer,
+flagged "mllm_failed".
+
+Example options: ``{"mode": "fallback", "threshold": 0.6, "mllm": "transformers",
+"mllm_options": {"model": "/models/Qwen3-VL-8B-Instruct"}}``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+from ..errors import InvalidInputError
+from ._options import options_to_config
+from .base import Answer, Answerer, QueryContext
+
+# Flags that say the geometric answer is not backed by memory, whatever its confidence.
+UNTRUSTED_FLAGS = ("no_evidence", "not_understood", "options_mismatch", "unparsed", "empty_memory")
+MODES = ("fallback", "hint")
+MLLM_ERROR_FLAG = "backend_error"  # the MLLM gave no answer (see directme.answerers.base.Answer)
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    mode: str = "fallback"
+    threshold: float = 0.6
+    mllm: str = "transformers"  # any answerer name of the registry (transformers | openai | ...)
+    mllm_options: Mapping[str, Any] = field(default_factory=dict)
+    geometric_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise InvalidInputError(f"policy answerer: mode must be one of {MODES}, got {self.mode!r}")
+        if not 0.0 <= float(self.threshold) <= 1.0:
+            raise InvalidInputError(f"policy answerer: threshold must be in [0, 1], got {self.threshold}")
+        if self.mllm in ("policy", "geometric"):
+            raise InvalidInputError(f"policy answerer: mllm must name an MLLM answerer, got {self.mllm!r}")
+
+
+def is_confident(answer: Answer, threshold: float) -> bool:
+    """Whether a geometric answer can stand on its own."""
+    has_answer = answer.letter is not None or bool(answer.text)
+    return has_answer and answer.confidence >= threshold and not set(answer.flags) & set(UNTRUSTED_FLAGS)
+
+
+class PolicyAnswerer:
+    """Geometric + MLLM; ``answer.answerer`` says which one answered ("policy[geometric]" ...)."""
+
+    def __init__(self, config: PolicyConfig, geometric: Answerer, mllm: Answerer):
+        self.config = config
+        self.geometric = geometric
+        self.mllm = mllm
+        self.name = f"policy:{config.mode}"
+
+    def answer(self, ctx: QueryContext) -> Answer:
+        return self.answer_batch([ctx])[0]
+
+    def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
+        geo = self.geometric.answer_batch(list(ctxs))
+        if self.config.mode == "hint":
+            hinted = [replace(c, hint=g) for c, g in zip(ctxs, geo)]
+            return [self._choose(g, a, "mllm+hint") for g, a in zip(geo, self.mllm.answer_batch(hinted))]
+        out: list[Answer] = [self._tag(g, "geometric") for g in geo]
+        todo = [i for i, g in enumerate(geo) if not is_confident(g, self.config.threshold)]
+        if todo:
+            for i, a in zip(todo, self.mllm.answer_batch([ctxs[i] for i in todo])):
+                out[i] = self._choose(geo[i], a, "mllm")
+        return out
+
+    def _choose(self, geo: Answer, mllm: Answer, used: str) -> Answer:
+        """The MLLM's answer, unless its backend failed (server down, timeout, bad reply): then
+        the geometric answer stands, flagged "mllm_failed" with the MLLM's error as raw output."""
+        if MLLM_ERROR_FLAG not in mllm.flags:
+            return self._tag(mllm, used)
+        failed = replace(geo, flags=tuple(geo.flags) + ("mllm_failed",),
+                         raw_output=f"{mllm.answerer}: {mllm.raw_output or mllm.text}",
+                         latency_s=geo.latency_s + mllm.latency_s)
+        return self._tag(failed, "geometric")
+
+    @staticmethod
+    def _tag(answer: Answer, used: str) -> Answer:
+        return replace(answer, answerer=f"policy[{used}:{answer.answerer}]")
+
+
+def build(cfg: Mapping[str, Any]) -> PolicyAnswerer:
+    """Factory used by the answerer registry: ``cfg`` is the answerer's ``options`` mapping."""
+    from .registry import build_answerer
+
+    config = options_to_config(PolicyConfig, dict(cfg or {}), "policy")
+    return PolicyAnswerer(config, build_answerer("geometric", config.geometric_options),
+                          build_answerer(config.mllm, config.mllm_options))

@@ -1,0 +1,193 @@
+"""Benchmark metrics as small pure functions (hand-checkable on tiny cases)."""
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+
+# --- accuracy tables -------------------------------------------------------------------
+
+
+def accuracy_table(records: Iterable[Mapping[str, Any]], keys: Sequence[str] = (),
+                   correct_key: str = "correct") -> dict[str, Any]:
+    """Overall accuracy plus accuracy per value of each key in ``keys``.
+
+    Records whose ``correct`` is None (not scorable) are counted in ``unscored`` only.
+    """
+    recs = list(records)
+    out: dict[str, Any] = {"overall": _acc(recs, correct_key)}
+    for key in keys:
+        groups: dict[str, list] = defaultdict(list)
+        for r in recs:
+            groups[str(r.get(key) or "")].append(r)
+        out[f"per_{key}"] = {name: _acc(rs, correct_key) for name, rs in sorted(groups.items())}
+    return out
+
+
+def _acc(recs: Sequence[Mapping[str, Any]], correct_key: str) -> dict[str, Any]:
+    scored = [r for r in recs if r.get(correct_key) is not None]
+    n_ok = sum(bool(r[correct_key]) for r in scored)
+    return {"accuracy": (n_ok / len(scored)) if scored else None, "correct": n_ok, "total": len(scored),
+            "unscored": len(recs) - len(scored)}
+
+
+# --- TeleEgo ---------------------------------------------------------------------------
+
+
+def real_time_correct(correct: bool, latency_s: float, window_s: float = 5.0) -> bool:
+    """Real-Time Accuracy counts an answer only if it is correct AND came within the window."""
+    return bool(correct) and float(latency_s) <= float(window_s)
+
+
+def memory_persistence_s(initial_correct: bool, recalls: Sequence[bool], interval_s: float = 60.0,
+                         max_rounds: int = 10) -> tuple[float, bool]:
+    """(seconds until the first failed recall, censored).
+
+    0 if the first answer was wrong. Each recall round that succeeds adds ``interval_s``.
+    ``censored`` is True when no recall failed: the item survived every round that was
+    asked (all ``max_rounds``, or fewer when the stream ended), so the value is a lower bound.
+    """
+    if not initial_correct:
+        return 0.0, False
+    t = 0.0
+    for ok in list(recalls)[:max_rounds]:
+        if not ok:
+            return t, False
+        t += interval_s
+    return t, True
+
+
+# --- PhoStream -------------------------------------------------------------------------
+
+EARLY, NO_RESPONSE, LATE, ON_TIME = "EarlyResponse", "NoResponse", "LateResponse", "OnTime"
+
+
+def classify_response(t_answer_s: float, t_response_s: Optional[float], window_s: float = 2.0) -> str:
+    """PhoStream timing class of the first (non-silent) response to an item.
+
+    The answer is due in [t_answer, t_answer + window] (t_answer = t_q for instant/backward
+    items, the evidence time t_p for forward ones): before is Early, after is Late,
+    none is No Response.
+    """
+    if t_response_s is None:
+        return NO_RESPONSE
+    if t_response_s < t_answer_s:
+        return EARLY
+    if t_response_s > t_answer_s + window_s:
+        return LATE
+    return ON_TIME
+
+
+def response_rates(classes: Iterable[str]) -> dict[str, float]:
+    cl = list(classes)
+    n = len(cl) or 1
+    return {name: sum(c == name for c in cl) / n for name in (ON_TIME, EARLY, NO_RESPONSE, LATE)}
+
+
+# --- EgoSAT ----------------------------------------------------------------------------
+
+
+def option_confidence(scores: Optional[Mapping[str, float]], letters: str = "ABCD") -> tuple[Optional[float], Optional[float], dict[str, float]]:
+    """(confidence, entropy in nats, renormalised probabilities) over the given letters.
+
+    Confidence is the largest option probability after renormalising over ``letters``.
+    """
+    if not scores:
+        return None, None, {}
+    p = np.asarray([max(float(scores.get(k, 0.0)), 0.0) for k in letters], dtype=np.float64)
+    total = p.sum()
+    if not math.isfinite(total) or total <= 0:
+        return None, None, {}
+    p = p / total
+    nz = p[p > 0]
+    return float(p.max()), float(-(nz * np.log(nz)).sum()), {k: float(v) for k, v in zip(letters, p)}
+
+
+def slope(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
+    """Least-squares slope of ys over xs (None with fewer than two distinct xs)."""
+    pts = [(float(x), float(y)) for x, y in zip(xs, ys) if x is not None and y is not None]
+    if len({x for x, _ in pts}) < 2:
+        return None
+    x = np.asarray([a for a, _ in pts])
+    y = np.asarray([b for _, b in pts])
+    xc = x - x.mean()
+    return float((xc * (y - y.mean())).sum() / (xc * xc).sum())
+
+
+# --- X-LeBench -------------------------------------------------------------------------
+
+
+def tiou(a: Sequence[float], b: Sequence[float]) -> float:
+    """Temporal IoU of two [start, end] spans in seconds."""
+    inter = max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
+    union = max(a[1], b[1]) - min(a[0], b[0])
+    return inter / union if union > 0 else 0.0
+
+
+def recall_at_k(ranked: Sequence[Sequence[float]], gt_spans: Sequence[Sequence[float]], k: int = 5,
+                threshold: float = 0.3) -> float:
+    """Fraction of ground-truth spans hit (tIoU >= threshold) by one of the top-k predictions."""
+    if not gt_spans:
+        return 0.0
+    top = list(ranked)[:k]
+    hit = sum(any(tiou(p, g) >= threshold for p in top) for g in gt_spans)
+    return hit / len(gt_spans)
+
+
+def pairwise_order_accuracy(predicted: Sequence[str], truth: Sequence[str]) -> float:
+    """Fraction of item pairs whose relative order in ``predicted`` matches ``truth``."""
+    pos = {x: i for i, x in enumerate(predicted)}
+    pairs = [(a, b) for i, a in enumerate(truth) for b in truth[i + 1:]]
+    if not pairs:
+        return 1.0
+    return sum(a in pos and b in pos and pos[a] < pos[b] for a, b in pairs) / len(pairs)
+
+
+# --- answer text helpers ---------------------------------------------------------------
+
+_RELATION_WORDS = [
+    (r"(front|forward)[\s-]*left|left[\s-]*front", "front-left"),
+    (r"(front|forward)[\s-]*right|right[\s-]*front", "front-right"),
+    (r"(rear|back|behind)[\s-]*left|left[\s-]*(rear|back|behind)", "behind-left"),
+    (r"(rear|back|behind)[\s-]*right|right[\s-]*(rear|back|behind)", "behind-right"),
+    (r"\b(in front|front|ahead|forward)\b", "front"),
+    (r"\b(behind|rear|back)\b", "behind"),
+    (r"\bleft\b", "left"),
+    (r"\bright\b", "right"),
+]
+
+
+def relation_terms(text: str) -> frozenset[str]:
+    """Canonical egocentric direction words in a free-text answer ("rear-left" -> behind-left)."""
+    s = re.sub(r"\bright (now|away)\b", " ", (text or "").lower())
+    found = set()
+    for pattern, word in _RELATION_WORDS:
+        if re.search(pattern, s):
+            found.add(word)
+            s = re.sub(pattern, " ", s)
+    return frozenset(found)
+
+
+def token_overlap_correct(reference: str, prediction: str, fraction: float = 0.25) -> bool:
+    """TeleEgo's open-ended fallback: at least ``fraction`` of reference tokens appear."""
+    toks = re.findall(r"[\w]+", (reference or "").lower())
+    pred = set(re.findall(r"[\w]+", (prediction or "").lower()))
+    overlap = [w for w in toks if w in pred]
+    return len(overlap) >= max(1, int(len(toks) * fraction))
+
+
+def parse_letters(text: str, allowed: str) -> list[str]:
+    """Distinct option letters named in an answer ("A, C" -> [A, C]), in order of mention."""
+    out: list[str] = []
+    for m in re.findall(r"\b([A-Z])\b", (text or "").upper()):
+        if m in allowed and m not in out:
+            out.append(m)
+    return out
+
+
+def mean(values: Iterable[Optional[float]]) -> Optional[float]:
+    xs = [float(v) for v in values if v is not None]
+    return sum(xs) / len(xs) if xs else None

@@ -1,0 +1,134 @@
+"""PhoStream: open-ended questions on a 1 s update stream; forward items must wait.
+
+File: list of ``{video_path, verified_responses: [{user_query, timestamp_question "MM:SS"
+(minutes may exceed 59), time_type instant|backward|forward, response, capability,
+timestamp_proactive (forward only)}]}``.
+
+Protocol: the question is issued at t_q; the model is polled once per second (it may answer
+"silent", i.e. an Answer flagged "silent" or with empty text). Its first non-silent answer is
+classified against the due window [t_a, t_a + 2 s] (t_a = t_q, or t_p for forward items;
+for forward items an answer at t_q itself is ignored, as in the official scorer): Early,
+On time, Late (up to ``late_grace_s`` after the window, then polling stops) or No Response.
+On-time answers are scored by the LLM judge (0-5 x 20) when one is configured.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Mapping, Optional, Sequence
+
+from .annotations import BenchEpisode, parse_clock, read_records, record_error, require_keys, safe_name
+from .metrics import ON_TIME, classify_response, mean, response_rates
+from .runner import StreamRunner
+
+NAME = "phostream"
+TIME_TYPES = ("instant", "backward", "forward")
+
+
+@dataclass(frozen=True)
+class PhoItem:
+    qid: str
+    question: str
+    reference: str
+    time_type: str
+    t_q_s: float
+    t_answer_s: float  # when the answer is due: t_q, or t_p for forward items
+    capability: str = ""
+
+
+def load(path: str, **_: Any) -> list[BenchEpisode]:
+    data, source = read_records(path)
+    if not isinstance(data, list):
+        raise record_error(source, "top level", "expected a list of videos with 'verified_responses'")
+    episodes = []
+    for v, row in enumerate(data):
+        rec = require_keys(row, ["video_path", "verified_responses"], source, f"video {v}")
+        vpath = str(rec["video_path"])
+        if not isinstance(rec["verified_responses"], list):
+            raise record_error(source, f"video {v} ({vpath})", "'verified_responses' must be a list")
+        items = tuple(_parse_item(q, v, k, vpath, source) for k, q in enumerate(rec["verified_responses"]))
+        episode_id = f"{v:04d}_" + safe_name("_".join(PurePosixPath(vpath).parts[-2:]))[:80]
+        episodes.append(BenchEpisode(episode_id=episode_id, video=vpath, items=items,
+                                     meta={"horizon_s": max((i.t_answer_s for i in items), default=0.0) + 2.0}))
+    return episodes
+
+
+def _parse_item(q: Any, v: int, k: int, vpath: str, source: str) -> PhoItem:
+    where = f"video {v} ({vpath}) response {k}"
+    rec = require_keys(q, ["user_query", "timestamp_question", "time_type", "response"], source, where)
+    time_type = str(rec["time_type"]).strip().lower()
+    time_type = "forward" if time_type in ("future", "proactive") else time_type
+    if time_type not in TIME_TYPES:
+        raise record_error(source, where, f"time_type {rec['time_type']!r} is not one of {TIME_TYPES}")
+    t_q = parse_clock(rec["timestamp_question"], source=source, where=where)
+    t_a = t_q
+    if time_type == "forward":
+        if "timestamp_proactive" not in rec:
+            raise record_error(source, where, "forward item without 'timestamp_proactive'")
+        t_a = parse_clock(rec["timestamp_proactive"], source=source, where=where)
+        if t_a < t_q:
+            raise record_error(source, where, f"timestamp_proactive {rec['timestamp_proactive']!r} is before the question")
+    return PhoItem(qid=f"{v}:{k}", question=str(rec["user_query"]), reference=str(rec["response"]),
+                   time_type=time_type, t_q_s=t_q, t_answer_s=t_a, capability=str(rec.get("capability", "")))
+
+
+def _is_silent(answer: Any) -> bool:
+    flags = getattr(answer, "flags", ()) or ()
+    text = str(getattr(answer, "text", "") or "").strip().lower()
+    return "silent" in flags or text in ("", "silent")
+
+
+def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, Any]) -> list[dict]:
+    window = float(opts.get("response_window_s", 2.0))
+    grace = float(opts.get("late_grace_s", 10.0))
+    step = float(opts.get("poll_interval_s", 1.0))
+    judge = opts.get("judge")
+    records: list[dict] = []
+
+    def finish(item: PhoItem, t_resp: Optional[float], text: str, n_polls: int) -> None:
+        timing = classify_response(item.t_answer_s, t_resp, window)
+        score = None
+        if timing == ON_TIME and judge is not None:
+            score = 20.0 * judge.score(item.question, item.reference, text)
+        elif timing != ON_TIME:
+            score = 0.0
+        records.append({"qid": item.qid, "time_type": item.time_type, "capability": item.capability,
+                        "t_q_s": item.t_q_s, "t_answer_s": item.t_answer_s, "t_response_s": t_resp,
+                        "response": text, "reference": item.reference, "timing": timing, "score": score,
+                        "polls": n_polls})
+
+    def poll(item: PhoItem, n: int):
+        def probe(r: StreamRunner, t: float) -> None:
+            answer = r.ask(item.question, t).answer
+            ignored = item.time_type == "forward" and t <= item.t_q_s
+            if not _is_silent(answer) and not ignored:
+                finish(item, t, str(answer.text), n + 1)
+            elif t + step <= item.t_answer_s + window + grace:
+                r.schedule(t + step, poll(item, n + 1))
+            else:
+                finish(item, None, "", n + 1)
+        return probe
+
+    for item in episode.items:
+        runner.schedule(item.t_q_s, poll(item, 0))
+    runner.run()
+    return records
+
+
+def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
+    recs = [r for res in results for r in res.get("records", [])]
+    out: dict[str, Any] = {"items": len(recs), "rates": response_rates(r["timing"] for r in recs),
+                           "score": _score(recs),
+                           "judged": sum(r["score"] is not None and r["timing"] == ON_TIME for r in recs)}
+    for tt in TIME_TYPES:
+        sub = [r for r in recs if r["time_type"] == tt]
+        out[tt] = {"items": len(sub), "rates": response_rates(r["timing"] for r in sub),
+                   "score": _score(sub)}
+    return out
+
+
+def _score(recs: Sequence[Mapping[str, Any]]) -> Optional[float]:
+    """Mean 0-100 score, or None when on-time answers were not judged (no judge configured)."""
+    if any(r["score"] is None for r in recs):
+        return None
+    return mean(r["score"] for r in recs)

@@ -1,0 +1,212 @@
+"""TeleEgo: questions asked once at ceil(evidence end) with a decision window, then re-asked
+every 60 s after a first correct answer to measure memory persistence.
+
+QA file (list): ``index, QA_type (mc_single | mc_multi | binary | open_ended), question,
+options ["A. ..", ..], answer {"value": ..}, evidence {"timestep": {"start", "end"}},
+category, subcategory``. Times like "D1-09:31:38" are mapped to stream seconds through the
+timeline file (``mapping_by_input_label: {video: {start_label, end_label,
+merged_offset_start_seconds, merged_offset_end_seconds}}``); plain "HH:MM:SS" and numbers
+are stream seconds already.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from .annotations import BenchEpisode, parse_clock, read_records, record_error, require_keys
+from .metrics import (accuracy_table, mean, memory_persistence_s, parse_letters, real_time_correct,
+                      token_overlap_correct)
+from .runner import StreamRunner
+
+NAME = "teleego"
+QA_TYPES = ("mc_single", "mc_multi", "binary", "open_ended")
+_DAY = re.compile(r"^(?:d|day)\s*(\d+)[\-\s]?(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TeleEgoItem:
+    index: str
+    qa_type: str
+    question: str
+    options: tuple[str, ...]
+    gold: Any  # letters (mc), bool (binary) or reference text (open-ended)
+    t_s: float
+    category: str = ""
+    subcategory: str = ""
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Day-clock segments of the merged stream: (start_abs_s, end_abs_s, merged_start_s)."""
+
+    segments: tuple[tuple[float, float, float], ...] = field(default_factory=tuple)
+
+    @staticmethod
+    def from_file(path: str | Path) -> "Timeline":
+        data, source = read_records(path)
+        mapping = data.get("mapping_by_input_label") if isinstance(data, Mapping) else None
+        if not isinstance(mapping, Mapping) or not mapping:
+            raise record_error(source, "top level", "no 'mapping_by_input_label' object",
+                               "pass the TeleEgo timeline JSON with --timeline")
+        segs = []
+        for name, meta in mapping.items():
+            rec = require_keys(meta, ["start_label", "end_label"], source, f"segment {name!r}")
+            st, en = day_seconds(rec["start_label"]), day_seconds(rec["end_label"])
+            if st is None or en is None or en < st:
+                raise record_error(source, f"segment {name!r}", "start/end labels are not 'Dk-HH:MM:SS' in order")
+            segs.append((st, en, float(rec.get("merged_offset_start_seconds", 0.0))))
+        return Timeline(tuple(sorted(segs, key=lambda s: s[2])))
+
+    def to_stream_s(self, label: Any, source: str, where: str) -> float:
+        abs_s = day_seconds(label) if isinstance(label, str) else None
+        if abs_s is None:
+            return parse_clock(label, source=source, where=where)
+        if not self.segments:
+            raise record_error(source, where, f"time {label!r} is a day-clock label and no timeline file was given",
+                               "pass the participant's timeline JSON with --timeline (e.g. timeline_P1.json)")
+        for st, en, merged in self.segments:
+            if st <= abs_s <= en:
+                return merged + (abs_s - st)
+        raise record_error(source, where, f"time {label!r} falls in no timeline segment",
+                           "check the timeline file matches this QA file")
+
+
+def day_seconds(label: Any) -> Optional[float]:
+    """Absolute seconds of a "D1-09:31:38" label from day 1 00:00 (None if not that form)."""
+    m = _DAY.match(str(label).strip().replace("：", ":").replace("—", "-").replace("–", "-"))
+    if not m:
+        return None
+    day, h, mi, s = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4) or 0)
+    return float((day - 1) * 86400 + h * 3600 + mi * 60 + s)
+
+
+def load(path: str, timeline: Optional[str] = None, video: Optional[str] = None, **_: Any) -> list[BenchEpisode]:
+    """One episode per QA file (a TeleEgo participant stream)."""
+    data, source = read_records(path)
+    if not isinstance(data, list):
+        raise record_error(source, "top level", "expected a list of QA items")
+    tl = Timeline.from_file(timeline) if timeline else Timeline()
+    items = tuple(sorted((_parse_item(row, i, source, tl) for i, row in enumerate(data)), key=lambda it: it.t_s))
+    stem = Path(path).stem
+    return [BenchEpisode(episode_id=stem, video=video or stem, items=items,
+                         meta={"horizon_s": items[-1].t_s if items else 0.0})]
+
+
+def _parse_item(row: Any, i: int, source: str, tl: Timeline) -> TeleEgoItem:
+    rec = require_keys(row, ["QA_type", "question", "answer", "evidence"], source, f"record {i}")
+    index = str(rec.get("index", i))
+    where = f"record {i} (index {index})"
+    qa_type = str(rec["QA_type"]).strip().lower().replace("-", "_")
+    qa_type = "open_ended" if qa_type in ("open", "openended") else qa_type
+    if qa_type not in QA_TYPES:
+        raise record_error(source, where, f"QA_type {rec['QA_type']!r} is not one of {QA_TYPES}")
+    ts = (rec.get("evidence") or {}).get("timestep") or {}
+    end = ts.get("end", ts.get("End", ts.get("to")))
+    if end is None:
+        raise record_error(source, where, "evidence.timestep.end is missing", "every item needs its evidence end time")
+    value = (rec.get("answer") or {}).get("value") if isinstance(rec.get("answer"), Mapping) else rec.get("answer")
+    options = tuple(str(o) for o in (rec.get("options") or ()))
+    if qa_type in ("mc_single", "mc_multi"):
+        allowed = "".join(chr(65 + k) for k in range(len(options)))
+        gold: Any = tuple(sorted(parse_letters(",".join(map(str, value)) if isinstance(value, list) else str(value),
+                                               allowed)))
+        if not options or not gold:
+            raise record_error(source, where, f"{qa_type} needs options and answer letters, got {value!r}")
+    elif qa_type == "binary":
+        gold = _to_bool(value[0] if isinstance(value, list) and value else value)
+        if gold is None:
+            raise record_error(source, where, f"binary answer {value!r} is not true/false")
+    else:
+        gold = str(value[0]) if isinstance(value, list) and value else str(value or "")
+    t = tl.to_stream_s(end, source, where)
+    return TeleEgoItem(index=index, qa_type=qa_type, question=str(rec["question"]), options=options, gold=gold,
+                       t_s=float(math.ceil(t)), category=str(rec.get("category", "")),
+                       subcategory=str(rec.get("subcategory", "")))
+
+
+def _to_bool(x: Any) -> Optional[bool]:
+    if isinstance(x, bool):
+        return x
+    s = str(x).strip().lower()
+    if s in {"true", "t", "yes", "y", "1", "是", "对", "正确"}:
+        return True
+    if s in {"false", "f", "no", "n", "0", "否", "不对", "错误"}:
+        return False
+    return None
+
+
+# --- protocol -----------------------------------------------------------------------------
+
+
+def is_correct(item: TeleEgoItem, answer: Any, judge: Any = None) -> bool:
+    text = str(getattr(answer, "text", "") or "")
+    letter = getattr(answer, "letter", None)
+    if item.qa_type == "mc_single":
+        return letter is not None and (letter,) == item.gold
+    if item.qa_type == "mc_multi":
+        letters = parse_letters(getattr(answer, "raw_output", "") or text, "ABCDEFGHIJ"[: len(item.options)])
+        if not letters and letter:
+            letters = [letter]
+        return tuple(sorted(letters)) == item.gold
+    if item.qa_type == "binary":
+        pred = {"A": True, "B": False}.get(letter or "") if letter else _to_bool(text)
+        return pred is not None and pred == item.gold
+    if judge is not None:
+        return judge.score(item.question, item.gold, text) >= 3.0
+    return token_overlap_correct(item.gold, text)
+
+
+def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, Any]) -> list[dict]:
+    """Initial ask at each item's time, recall rounds every ``recall_interval_s`` after a first
+    correct answer (stopping at the first failure); one record per item."""
+    window = float(opts.get("decision_window_s", 5.0))
+    interval = float(opts.get("recall_interval_s", 60.0))
+    rounds = int(opts.get("recall_rounds", 10))
+    judge = opts.get("judge")
+    records: dict[str, dict] = {}
+
+    def ask(item: TeleEgoItem, r: StreamRunner, t: float) -> tuple[bool, float]:
+        options = ("True", "False") if item.qa_type == "binary" else item.options
+        asked = r.ask(item.question, t, options or None)
+        return is_correct(item, asked.answer, judge), asked.latency_s
+
+    def recall(item: TeleEgoItem, k: int):
+        def probe(r: StreamRunner, t: float) -> None:
+            ok, _ = ask(item, r, t)
+            records[item.index]["recalls"].append(ok)
+            if ok and k < rounds:
+                r.schedule(item.t_s + (k + 1) * interval, recall(item, k + 1))
+        return probe
+
+    def initial(item: TeleEgoItem):
+        def probe(r: StreamRunner, t: float) -> None:
+            ok, latency = ask(item, r, t)
+            rta = real_time_correct(ok, latency, window)
+            records[item.index] = {"index": item.index, "qa_type": item.qa_type, "t_s": t, "category": item.category,
+                                   "subcategory": item.subcategory, "correct": ok, "rta_correct": rta,
+                                   "latency_s": latency, "recalls": []}
+            if rta and item.qa_type != "open_ended" and rounds > 0:
+                r.schedule(t + interval, recall(item, 1))
+        return probe
+
+    for item in episode.items:
+        runner.schedule(item.t_s, initial(item))
+    runner.run(end_s=opts.get("end_s"))
+    for rec in records.values():
+        mpt, censored = memory_persistence_s(rec["rta_correct"], rec["recalls"], interval, rounds)
+        rec.update(mpt_s=mpt, mpt_censored=censored)
+    return list(records.values())
+
+
+def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
+    """RTA (closed formats, like the official scorer), open-ended accuracy, MPT in minutes."""
+    recs = [r for res in results for r in res.get("records", [])]
+    closed = [r for r in recs if r["qa_type"] != "open_ended"]
+    rta = accuracy_table(closed, ("qa_type", "category", "subcategory"), correct_key="rta_correct")
+    return {"rta": rta, "open_ended": accuracy_table([r for r in recs if r["qa_type"] == "open_ended"]),
+            "mpt_min": mean(r["mpt_s"] / 60.0 for r in closed),
+            "mpt_censored": sum(bool(r["mpt_censored"]) for r in closed), "items": len(recs),
+            "mean_latency_s": mean(r["latency_s"] for r in recs)}

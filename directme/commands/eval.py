@@ -1,0 +1,89 @@
+"""`directme eval BENCHMARK --annotations PATH [--videos DIR] [--out DIR] [--workers N] [--ray ADDRESS]
+[--in-process] [--on-config-change error|rerun|keep] [--config FILE]`.
+
+Each video runs in a worker process (one by default), so a crash fails only that video."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+BENCH_CHOICES = ("ucsbench", "teleego", "phostream", "egosat", "xlebench", "sim")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("benchmark", choices=BENCH_CHOICES, help="which benchmark's annotation format and protocol")
+    p.add_argument("--annotations", required=True,
+                   help="annotation file or folder (sim: an episode folder written by `directme sim`)")
+    p.add_argument("--videos", default=None, help="folder holding the benchmark's videos")
+    p.add_argument("--out", default=None, help="results folder (default runs/eval/BENCHMARK); reruns resume here")
+    p.add_argument("--workers", type=int, default=1,
+                   help="local worker processes, each video in a child process so a crash (segfault, out of "
+                        "memory) fails only that video (or Ray CPUs with --ray local)")
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help='run episodes as Ray tasks: a cluster address, "auto", or "local"')
+    p.add_argument("--in-process", action="store_true",
+                   help="debugging: run the videos in this process (pdb, profilers); a hard crash ends the run")
+    p.add_argument("--on-config-change", choices=("error", "rerun", "keep"), default="error",
+                   help="when --out holds results of a different configuration: stop (default), evaluate "
+                        "those videos again, or keep them")
+    p.add_argument("--check", action="store_true", help="only load and validate the annotations; print items=N")
+    p.add_argument("--config", default=None,
+                   help="agent config (YAML/JSON) for the model under test; plain videos need a depth model, "
+                        "e.g. examples/configs/perception-da3-gdino-sam2.yaml")
+    p.add_argument("--model", default="agent", help='"agent" (default), "scripted" (baseline) or "module:factory"')
+    p.add_argument("--fps", type=float, default=1.0, help="frames per second streamed to the model (0 = all)")
+    p.add_argument("--timeline", default=None, help="TeleEgo timeline JSON mapping 'D1-09:31:38' labels")
+    p.add_argument("--noise", choices=("none", "realistic"), default="none", help="sim: oracle perception noise")
+    p.add_argument("--limit", type=int, default=None, help="evaluate only the first N episodes")
+    p.add_argument("--blank-frames", action="store_true",
+                   help="stream black frames instead of videos (a dry run of the protocol, no videos needed)")
+    p.add_argument("--judge-url", default=None, help="OpenAI-compatible base URL of an LLM judge (open-ended items)")
+    p.add_argument("--judge-model", default=None, help="model name served at --judge-url")
+    p.add_argument("--judge-key-env", default="OPENAI_API_KEY", help="environment variable holding the judge's key")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..bench import count_items, get_benchmark
+    from ..bench.judge import JudgeSpec
+    from ..bench.models import ModelSpec, require_depth_backend
+    from ..bench.parallel import EvalJob, run_evaluation
+    from ..bench.runner import BlankFrames, VideoFrames
+    from ..errors import InvalidInputError
+
+    module = get_benchmark(args.benchmark)
+    episodes = module.load(args.annotations, timeline=args.timeline)
+    if args.limit is not None:
+        episodes = episodes[: args.limit]
+    print(f"episodes={len(episodes)}")
+    if args.check:
+        print(f"items={count_items(episodes)}")
+        return 0
+    fps = args.fps or None
+    if args.benchmark == "sim":
+        frames = module.SimFrames()
+    elif args.blank_frames:
+        frames = BlankFrames(fps=fps or 1.0)
+    elif args.videos:
+        frames = VideoFrames(str(args.videos), fps)
+    else:
+        raise InvalidInputError(f"{args.benchmark} needs --videos DIR (or --blank-frames for a dry run)")
+    judge = JudgeSpec(args.judge_url, args.judge_model, args.judge_key_env) if args.judge_url else None
+    if args.judge_url and not args.judge_model:
+        raise InvalidInputError("--judge-url needs --judge-model NAME")
+    opts = {"judge_spec": judge} if judge else {}
+    if args.benchmark == "sim" and args.model == "agent":
+        model = module.oracle_spec(args.annotations, args.config, noise=args.noise)
+    else:
+        model = ModelSpec(target=args.model, config=args.config)
+    if isinstance(frames, VideoFrames):
+        require_depth_backend(model, "plain videos")
+    elif isinstance(frames, BlankFrames):
+        require_depth_backend(model, "black frames (--blank-frames)",
+                              "; or dry-run the protocol with --model scripted")
+    job = EvalJob(benchmark=args.benchmark, model=model, frames=frames, fps=fps, opts=opts)
+    out = Path(args.out or Path("runs") / "eval" / args.benchmark)
+    summary = run_evaluation(job, episodes, out, workers=max(1, args.workers), ray_address=args.ray,
+                             in_process=args.in_process, on_config_change=args.on_config_change)
+    print((out / "metrics.md").read_text(encoding="utf-8"))
+    print(f"out={out}")
+    return 1 if summary["failed"] else 0

@@ -1,0 +1,325 @@
+"""`directme run INPUT [--ask Q --at S ...] [--questions FILE] [--config FILE] [--rerun FILE.rrd | --rerun-serve]
+[--report DIR] [--save DIR] [--load DIR]`: stream an input through the Agent and answer questions.
+
+INPUT: a video file, an image or RGB-D folder (7-Scenes, TUM), an Aria .vrs recording (or a folder holding
+video.vrs), or a simulator episode folder (`directme sim --out DIR`; its questions are asked by default).
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from .run_questions import Ask, collect_questions, parse_time
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", nargs="?", default=None,
+                   help="video file, image / RGB-D folder, Aria .vrs, or simulator episode folder "
+                        "(optional with --load: only ask questions)")
+    p.add_argument("--ask", action="append", default=[], metavar="QUESTION",
+                   help="a question; repeatable; the i-th --at gives its time (default: end of the stream)")
+    p.add_argument("--at", action="append", default=[], type=parse_time, metavar="SECONDS",
+                   help="stream time of the matching --ask, in seconds or HH:MM:SS")
+    p.add_argument("--questions", default=None, metavar="FILE",
+                   help="questions file: JSON/YAML list of {question, t_s, options} (UCS-Bench files work) "
+                        "or text lines 'SECONDS QUESTION'")
+    p.add_argument("--config", default=None, metavar="FILE", help="agent config (YAML/JSON), see docs/backends.md")
+    p.add_argument("--fps", type=float, default=1.0, help="frames per second fed to the agent (0 = every frame)")
+    p.add_argument("--max-frames", type=int, default=None, help="stop after this many frames")
+    p.add_argument("--trajectory", default=None, metavar="CSV",
+                   help="Aria MPS / ADT trajectory for a .vrs input (found next to video.vrs when not given)")
+    view = p.add_mutually_exclusive_group()
+    view.add_argument("--rerun", default=None, metavar="FILE.rrd", help="write a rerun recording (`rerun FILE.rrd`)")
+    view.add_argument("--rerun-serve", action="store_true", help="serve the recording live to a rerun viewer")
+    p.add_argument("--rerun-image-side", type=int, default=320, help="longest side of images logged to rerun")
+    p.add_argument("--map-every", type=float, default=1.0, metavar="SECONDS",
+                   help="log the memory (objects, places, graph) to rerun every this many stream seconds")
+    p.add_argument("--report", default=None, metavar="DIR", help="write top-down PNGs and DIR/index.html")
+    p.add_argument("--report-maps", type=int, default=4, help="map snapshots in the report besides the questions")
+    p.add_argument("--report-questions", type=int, default=12,
+                   help="at most this many question images in the report (evenly spread; 0 = none)")
+    p.add_argument("--save", default=None, metavar="DIR", help="save the memory at the end (resume with --load)")
+    p.add_argument("--load", default=None, metavar="DIR", help="start from a saved memory; frames already "
+                                                               "in it are skipped")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="write the answers as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+# ------------------------------------------------------------------ input
+
+@dataclass
+class Source:
+    frames: Iterable[Any]
+    total: Optional[int]
+    kind: str
+    episode: Any = None
+    questions: tuple[Ask, ...] = ()
+    up_world: Any = None
+
+
+_ARIA_TRAJECTORIES = ("closed_loop_trajectory.csv", "aria_trajectory.csv", "mps/slam/closed_loop_trajectory.csv")
+
+
+def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = None) -> Source:
+    p = Path(path)
+    if p.is_dir() and (p / "episode.json").is_file():
+        from ..sim import load_episode
+
+        ep = load_episode(p)
+        asks = tuple(Ask(q.text, q.t_s, q.options, q.answer) for q in ep.questions)
+        return Source(ep.frames(), ep.n_frames, "simulator episode", ep, asks, ep.up_world)
+    kwargs: dict[str, Any] = {}
+    if p.is_dir() and (p / "video.vrs").is_file():  # an Aria recording folder (ADT / MPS layout)
+        p = p / "video.vrs"
+        traj = trajectory or next((p.parent / n for n in _ARIA_TRAJECTORIES if (p.parent / n).is_file()), None)
+        kwargs = {"trajectory": traj} if traj else {}
+    elif trajectory:
+        kwargs = {"trajectory": trajectory}
+    from ..readers import open_reader
+
+    reader = open_reader(p, fps=fps, **kwargs)
+    return Source(reader, _estimate_total(reader), type(reader).__name__)
+
+
+def _estimate_total(reader: Any) -> Optional[int]:
+    """Frames the reader will yield, when it can tell cheaply (for the progress bar's ETA): its length,
+    else its ``estimated_frames()`` (every directme reader: from file counts, timestamps or headers)."""
+    if hasattr(reader, "__len__"):
+        return len(reader)
+    estimate = getattr(reader, "estimated_frames", None)
+    return estimate() if callable(estimate) else None
+
+
+def _configure(args: argparse.Namespace, src: Optional[Source]):
+    from ..config import AgentConfig
+
+    cfg = AgentConfig.from_file(args.config) if args.config else AgentConfig()
+    if src is not None and src.episode is not None and cfg.perception.backend == "given":
+        cfg = replace(cfg, perception=replace(cfg.perception, backend="oracle"))
+    if src is not None and src.up_world is not None and cfg.memory.up_world is None:
+        cfg = replace(cfg, memory=replace(cfg.memory, up_world=tuple(float(x) for x in src.up_world)))
+    return cfg
+
+
+class _Tap:
+    """Wraps a perception backend and keeps what it produced, so the viewer can show it."""
+
+    def __init__(self, inner: Any = None) -> None:
+        self.inner, self.produced = inner, []
+
+    def _keep(self, out: list) -> list:
+        self.produced.extend(out)
+        return out
+
+    def process(self, frame: Any) -> list:
+        return self._keep(self.inner.process(frame))
+
+    def flush(self) -> list:
+        return self._keep(self.inner.flush())
+
+    def reset(self) -> None:
+        if self.inner is not None:
+            self.inner.reset()
+
+    def drain(self) -> list:
+        out, self.produced = self.produced, []
+        return out
+
+
+def _check_frame(frame: Any, backend: str) -> None:
+    if backend == "given" and (frame.depth_m is None or frame.T_world_cam is None or frame.intrinsics is None):
+        missing = [n for n, v in (("depth", frame.depth_m), ("camera pose", frame.T_world_cam),
+                                  ("intrinsics", frame.intrinsics)) if v is None]
+        raise InvalidInputError(
+            f"frame {frame.index} ({frame.source or 'input'}) has no {', '.join(missing)} and perception.backend "
+            "is 'given': use a config with a depth + pose backend (see docs/backends.md, e.g. Depth Anything 3), "
+            "or an input that carries them (RGB-D folder with poses, Aria with a trajectory, simulator episode)")
+
+
+# ------------------------------------------------------------------ the run
+
+class Runner:
+    """Streams frames through the agent, asks questions on time, feeds the viewer and the report."""
+
+    def __init__(self, args: argparse.Namespace, agent: Any, tap: _Tap, asks: list[Ask]) -> None:
+        self.args, self.agent, self.tap = args, agent, tap
+        self.pending = list(asks)
+        self.results: list[tuple[Ask, Any]] = []
+        self.logger = None
+        if args.rerun or args.rerun_serve:
+            from ..viz.rerun_log import RerunLogger
+
+            self.logger = RerunLogger(args.rerun, serve=args.rerun_serve, image_max_side=args.rerun_image_side)
+            if self.logger.url:
+                print(f"rerun: serving at {self.logger.url} (watch live with `rerun {self.logger.url}`)")
+        self._next_map_t = -float("inf")
+        self.n_objects = 0
+        self.last_input_t: Optional[float] = None
+        self.say = print  # tqdm.write while the progress bar is shown, so lines do not mix
+
+    def _snapshot(self, t_s: float) -> Any:
+        snap = self.agent.memory.as_of(t_s)
+        self.n_objects = sum(1 for o in snap.objects.values() if o.present)
+        return snap
+
+    def _after_perception(self) -> None:
+        for fp in self.tap.drain():
+            if self.logger is not None:
+                self.logger.log_frame(fp)
+            if fp.t_s >= self._next_map_t:
+                snap = self._snapshot(fp.t_s)
+                if self.logger is not None:
+                    self.logger.log_memory(snap)
+                self._next_map_t = fp.t_s + self.args.map_every
+
+    def ask_until(self, t_s: float) -> None:
+        """Ask every pending question with time < t_s (all frames up to its time are observed)."""
+        while self.pending and self.pending[0].t_s is not None and self.pending[0].t_s < t_s:
+            self._ask(self.pending.pop(0))
+
+    def _ask(self, ask: Ask, at_end: bool = False) -> None:
+        seen = [x for x in (self.agent.latest_t, self.last_input_t) if x is not None]
+        latest = max(seen) if seen else None
+        t = ask.t_s if ask.t_s is not None else latest
+        if t is not None and latest is not None and t > latest:  # between frames, or after the last one
+            if at_end:
+                self.say(f"note: question at t={t:.1f}s is after the last frame (t={latest:.1f}s); asked then")
+            t = latest
+        answer = self.agent.ask(ask.text, t=t, options=ask.options or None)
+        self.results.append((ask, answer))
+        print_answer(ask, answer, self.say)
+        if self.logger is not None and self.agent.latest_t is not None:
+            self.logger.log_answer(answer, self.agent.memory.as_of(answer.t_s))
+
+    def stream(self, frames: Iterable[Any], total: Optional[int], backend: str) -> int:
+        from tqdm import tqdm
+
+        n = 0
+        start = self.agent.latest_t
+        bar = tqdm(total=total, unit="frame", disable=self.args.quiet, file=sys.stderr, dynamic_ncols=True)
+        self.say = print if self.args.quiet else (lambda line: tqdm.write(line, file=sys.stdout))
+        with bar:
+            for frame in frames:
+                if start is not None and frame.t_s <= start:
+                    bar.update(1)
+                    continue
+                _check_frame(frame, backend)
+                self.ask_until(frame.t_s)
+                self.agent.observe(frame)
+                self.last_input_t = frame.t_s
+                self._after_perception()
+                n += 1
+                bar.update(1)
+                bar.set_postfix(objects=self.n_objects, t=f"{frame.t_s:.1f}s", refresh=False)
+            if not bar.disable and bar.total is not None and bar.n != bar.total:  # an estimate: end at 100 %
+                bar.total = bar.n
+                bar.refresh()
+            self.agent.flush()
+            self._after_perception()
+        self.say = print
+        return n
+
+    def finish(self) -> None:
+        while self.pending:
+            self._ask(self.pending.pop(0), at_end=True)
+        if self.logger is not None:
+            if self.logger.url and sys.stdin.isatty():
+                input(f"rerun: still serving at {self.logger.url}; press Enter to stop ")
+            self.logger.close()
+
+
+def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
+    """The answer with its time, options, confidence (and correctness when known), evidence and flags."""
+    from ..viz.common import answer_line
+
+    check = ""
+    if ask.answer and answer.letter:
+        check = "  [correct]" if answer.letter == ask.answer else f"  [wrong; correct: {ask.answer}]"
+    lines = [f"[t={answer.t_s:7.1f}s] {ask.text}"]
+    if ask.options:
+        lines.append("           options: " + " | ".join(f"{c}. {o}" for c, o in zip("ABCDEFGHIJ", ask.options)))
+    lines.append(f"           -> {answer_line(answer)}   confidence {answer.confidence:.2f}{check}")
+    for ev in answer.evidence[:4]:
+        seen = f" seen {min(ev.times_s):.1f}-{max(ev.times_s):.1f}s" if ev.times_s else ""
+        kf = f", keyframes at {', '.join(f'{k:.1f}' for k in ev.keyframe_times_s[:3])}s" if ev.keyframe_times_s else ""
+        lines.append(f"           evidence: {ev.label or ev.node_id} [{ev.node_id}]{seen}{kf} {ev.detail}".rstrip())
+    if answer.flags:
+        lines.append(f"           flags: {', '.join(answer.flags)}")
+    say("\n".join(lines))
+
+
+def _answers_json(results: list[tuple[Ask, Any]]) -> list[dict]:
+    return [{"question": a.text, "t_s": ans.t_s, "options": list(a.options), "letter": ans.letter,
+             "text": ans.text, "confidence": ans.confidence, "correct_letter": a.answer, "flags": list(ans.flags),
+             "evidence": [{"node_id": e.node_id, "label": e.label, "times_s": list(e.times_s)} for e in ans.evidence]}
+            for a, ans in results]
+
+
+def _write_report(args: argparse.Namespace, agent: Any, results: list[tuple[Ask, Any]]) -> None:
+    from ..viz.report import ReportItem, report_times, write_report
+
+    first, last = agent.memory.as_of(agent.latest_t).ego.times_s[[0, -1]]
+    items = [ReportItem(agent.memory.as_of(t)) for t in report_times(float(first), float(last), args.report_maps)]
+    answers = [ans for _, ans in results if ans.t_s >= first]
+    if len(answers) > args.report_questions:
+        keep = np.unique(np.linspace(0, len(answers) - 1, args.report_questions).round().astype(int))
+        answers = [answers[i] for i in keep] if args.report_questions > 0 else []
+    items += [ReportItem(agent.memory.as_of(ans.t_s), ans) for ans in answers]
+    title = f"directme run {args.input or args.load}"
+    index = write_report(args.report, items, title=title)
+    print(f"report: {index} ({len(items)} images)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..agent import Agent, build_perception
+
+    if args.input is None and args.load is None:
+        raise InvalidInputError("give an INPUT to stream (video, folder, .vrs, episode) or --load DIR")
+    src = open_source(args.input, args.fps or None, args.trajectory) if args.input else None
+    tap = _Tap()
+    if args.load:
+        agent = Agent.load(args.load, perception=tap, episode=src.episode if src else None)
+    else:
+        agent = Agent(_configure(args, src), perception=tap, episode=src.episode if src else None)
+    if src is not None:
+        tap.inner = build_perception(agent.config.perception, agent.episode)
+    asks = collect_questions(args, src.questions if src else ())
+    runner = Runner(args, agent, tap, asks)
+    t0 = time.perf_counter()
+    n = 0
+    if src is not None:
+        frames = itertools.islice(src.frames, args.max_frames) if args.max_frames else src.frames
+        total = min(src.total, args.max_frames or src.total) if src.total else args.max_frames
+        print(f"input: {args.input} ({src.kind}); perception: {agent.config.perception.backend}; "
+              f"answerer: {agent.config.answerer.name}; {len(asks)} question(s)")
+        n = runner.stream(frames, total, agent.config.perception.backend)
+    runner.finish()
+    wall = time.perf_counter() - t0
+    n_obj = len(agent.memory.as_of(agent.latest_t).objects) if agent.latest_t is not None else 0
+    print(f"frames={n} wall_s={wall:.1f} frames_per_s={n / wall if wall > 0 else 0:.2f} objects={n_obj} "
+          f"answers={len(runner.results)}")
+    scored = [(a, ans) for a, ans in runner.results if a.answer]
+    if scored:
+        acc = sum(ans.letter == a.answer for a, ans in scored) / len(scored)
+        print(f"accuracy={acc:.3f} ({len(scored)} questions with a known answer)")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(_answers_json(runner.results), indent=2), encoding="utf-8")
+    if args.rerun:
+        print(f"rerun: {args.rerun} (view with `rerun {args.rerun}`)")
+    if args.report:
+        if agent.latest_t is None:
+            raise InvalidInputError("--report: nothing was observed, there is no map to draw")
+        _write_report(args, agent, runner.results)
+    if args.save:
+        print(f"saved: {agent.save(args.save)}")
+    return 0

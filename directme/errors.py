@@ -1,0 +1,22 @@
+"""Exceptions with messages that say what went wrong and how to fix it."""
+from __future__ import annotations
+
+
+class DirectmeError(Exception):
+    """Base class of every error raised by directme."""
+
+
+class InvalidInputError(DirectmeError, ValueError):
+    """Input data (frames, poses, depth, masks, annotations, questions) is malformed."""
+
+
+class MissingDependencyError(DirectmeError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+class MissingWeightsError(DirectmeError, FileNotFoundError):
+    """Model weights were not found locally; the message names the file and where to put it."""
+
+
+class BackendError(DirectmeError, RuntimeError):
+    """A model backend failed at run time (bad config, server down, malformed reply)."""

@@ -1,0 +1,259 @@
+"""Numpy-only geometry: SE(3) poses, pinhole intrinsics, back-projection, ego directions.
+
+Frames (see docs/conventions.md):
+- camera frame: OpenCV, x right, y down, z forward, metres;
+- world frame: given poses' frame, else the first camera (T_world_cam(0) = I);
+- ego frame: origin at the camera centre, x forward (camera heading projected on the
+  ground plane), y left, z up (gravity when known, else the first camera's -y).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .errors import InvalidInputError
+
+_ORTHO_TOL = 1e-3
+
+
+def _as_matrix(matrix: np.ndarray) -> np.ndarray:
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.shape == (3, 4):
+        m = np.vstack([m, [0.0, 0.0, 0.0, 1.0]])
+    if m.shape != (4, 4):
+        raise InvalidInputError(f"pose must be a 4x4 (or 3x4) matrix, got shape {m.shape}")
+    if not np.all(np.isfinite(m)):
+        raise InvalidInputError(f"pose contains non-finite values:\n{m}")
+    if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], atol=1e-6):
+        raise InvalidInputError(f"pose last row must be [0, 0, 0, 1], got {m[3]}")
+    r = m[:3, :3]
+    if not np.allclose(r.T @ r, np.eye(3), atol=_ORTHO_TOL) or np.linalg.det(r) < 0:
+        raise InvalidInputError("pose rotation is not a proper rotation (R^T R != I or det < 0)")
+    return m
+
+
+@dataclass(frozen=True, eq=False)
+class Pose:
+    """Rigid transform T_a_b (4x4) mapping points expressed in frame b into frame a."""
+
+    matrix: np.ndarray
+
+    def __post_init__(self) -> None:
+        m = _as_matrix(self.matrix)
+        m.setflags(write=False)
+        object.__setattr__(self, "matrix", m)
+
+    @staticmethod
+    def identity() -> "Pose":
+        return Pose(np.eye(4))
+
+    @staticmethod
+    def from_Rt(R: np.ndarray, t: np.ndarray) -> "Pose":
+        m = np.eye(4)
+        m[:3, :3] = np.asarray(R, dtype=np.float64)
+        m[:3, 3] = np.asarray(t, dtype=np.float64).reshape(3)
+        return Pose(m)
+
+    @property
+    def R(self) -> np.ndarray:
+        return self.matrix[:3, :3]
+
+    @property
+    def t(self) -> np.ndarray:
+        return self.matrix[:3, 3]
+
+    def inverse(self) -> "Pose":
+        m = np.eye(4)
+        m[:3, :3] = self.R.T
+        m[:3, 3] = -self.R.T @ self.t
+        return Pose(m)
+
+    def __matmul__(self, other: "Pose") -> "Pose":
+        return Pose(self.matrix @ other.matrix)
+
+    def apply(self, points: np.ndarray) -> np.ndarray:
+        """Transform (N, 3) or (3,) points from frame b into frame a."""
+        p = np.asarray(points, dtype=np.float64)
+        return p @ self.R.T + self.t
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pose) and np.array_equal(self.matrix, other.matrix)
+
+    def __hash__(self) -> int:
+        return hash(self.matrix.tobytes())
+
+
+def rotation_about_axis(axis: np.ndarray, angle_rad: float) -> np.ndarray:
+    """Rodrigues' formula: rotation matrix of ``angle_rad`` about unit ``axis``."""
+    a = np.asarray(axis, dtype=np.float64)
+    n = np.linalg.norm(a)
+    if n < 1e-12:
+        return np.eye(3)
+    k = a / n
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + np.sin(angle_rad) * kx + (1 - np.cos(angle_rad)) * (kx @ kx)
+
+
+def so3_exp(rotvec: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a rotation vector (axis * angle in radians)."""
+    v = np.asarray(rotvec, dtype=np.float64)
+    return rotation_about_axis(v, float(np.linalg.norm(v)))
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole intrinsics in pixels for an image of ``width`` x ``height``."""
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    width: int
+    height: int
+
+    def __post_init__(self) -> None:
+        vals = (self.fx, self.fy, self.cx, self.cy)
+        if not all(np.isfinite(v) for v in vals) or self.fx <= 0 or self.fy <= 0:
+            raise InvalidInputError(f"intrinsics need finite positive focal lengths, got {vals}")
+        if int(self.width) <= 0 or int(self.height) <= 0:
+            raise InvalidInputError(f"intrinsics image size must be positive, got {self.width}x{self.height}")
+
+    @staticmethod
+    def from_K(K: np.ndarray, width: int, height: int) -> "Intrinsics":
+        k = np.asarray(K, dtype=np.float64)
+        if k.shape != (3, 3):
+            raise InvalidInputError(f"K must be 3x3, got {k.shape}")
+        return Intrinsics(float(k[0, 0]), float(k[1, 1]), float(k[0, 2]), float(k[1, 2]), int(width), int(height))
+
+    @staticmethod
+    def from_fov(width: int, height: int, hfov_deg: float) -> "Intrinsics":
+        fx = 0.5 * width / np.tan(np.deg2rad(hfov_deg) / 2)
+        return Intrinsics(fx, fx, (width - 1) / 2, (height - 1) / 2, width, height)
+
+    @property
+    def K(self) -> np.ndarray:
+        return np.array([[self.fx, 0, self.cx], [0, self.fy, self.cy], [0, 0, 1.0]])
+
+    @property
+    def shape_hw(self) -> tuple[int, int]:
+        return (int(self.height), int(self.width))
+
+    def resized(self, width: int, height: int) -> "Intrinsics":
+        """Intrinsics of the same camera after resizing the image to ``width`` x ``height``.
+
+        Uses the pixel-centre convention: u' + 0.5 = (u + 0.5) * s.
+        """
+        sx, sy = width / self.width, height / self.height
+        return Intrinsics(self.fx * sx, self.fy * sy, (self.cx + 0.5) * sx - 0.5,
+                          (self.cy + 0.5) * sy - 0.5, int(width), int(height))
+
+    def cropped(self, x0: int, y0: int, width: int, height: int) -> "Intrinsics":
+        """Intrinsics after cropping the window [x0, x0+width) x [y0, y0+height)."""
+        if x0 < 0 or y0 < 0 or x0 + width > self.width or y0 + height > self.height:
+            raise InvalidInputError(f"crop ({x0},{y0},{width},{height}) outside image {self.width}x{self.height}")
+        return Intrinsics(self.fx, self.fy, self.cx - x0, self.cy - y0, int(width), int(height))
+
+    def project(self, points_cam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Project (N, 3) camera-frame points to pixel coordinates (N, 2) and depth z (N,)."""
+        p = np.asarray(points_cam, dtype=np.float64).reshape(-1, 3)
+        z = p[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = self.fx * p[:, 0] / z + self.cx
+            v = self.fy * p[:, 1] / z + self.cy
+        return np.stack([u, v], axis=1), z
+
+
+def check_depth(depth_m: np.ndarray, intrinsics: Intrinsics) -> np.ndarray:
+    d = np.asarray(depth_m)
+    if d.ndim != 2:
+        raise InvalidInputError(f"depth_m must be 2-D (H, W), got shape {d.shape}")
+    if d.shape != intrinsics.shape_hw:
+        raise InvalidInputError(
+            f"depth shape {d.shape} does not match intrinsics image size {intrinsics.shape_hw} (H, W); "
+            "resize the intrinsics with Intrinsics.resized() or the depth to the image size")
+    return d
+
+
+def backproject(depth_m: np.ndarray, intrinsics: Intrinsics, mask: Optional[np.ndarray] = None,
+                stride: int = 1) -> np.ndarray:
+    """Lift pixels with finite positive depth (optionally inside ``mask``) to (N, 3) camera points."""
+    d = check_depth(depth_m, intrinsics)
+    if mask is not None:
+        m = np.asarray(mask, dtype=bool)
+        if m.shape != d.shape:
+            raise InvalidInputError(f"mask shape {m.shape} does not match depth shape {d.shape}")
+    if stride > 1:
+        d = d[::stride, ::stride]
+        m = mask[::stride, ::stride] if mask is not None else None
+    else:
+        m = mask
+    valid = np.isfinite(d) & (d > 0)
+    if m is not None:
+        valid &= np.asarray(m, dtype=bool)
+    vs, us = np.nonzero(valid)
+    z = d[vs, us].astype(np.float64)
+    us = us * stride
+    vs = vs * stride
+    x = (us - intrinsics.cx) / intrinsics.fx * z
+    y = (vs - intrinsics.cy) / intrinsics.fy * z
+    return np.stack([x, y, z], axis=1)
+
+
+def lift_to_world(depth_m: np.ndarray, intrinsics: Intrinsics, T_world_cam: Pose,
+                  mask: Optional[np.ndarray] = None, stride: int = 1) -> np.ndarray:
+    """Back-project masked depth pixels into (N, 3) world points."""
+    return T_world_cam.apply(backproject(depth_m, intrinsics, mask, stride))
+
+
+# ---------------------------------------------------------------- ego frame and directions
+
+DIRECTIONS_8 = ("front", "front-left", "left", "behind-left", "behind", "behind-right", "right", "front-right")
+
+
+def default_up_world(T_world_cam0: Pose) -> np.ndarray:
+    """'Up' when gravity is unknown: the first camera's -y axis expressed in the world."""
+    return -T_world_cam0.R[:, 1]
+
+
+@dataclass(frozen=True, eq=False)
+class EgoFrame:
+    """The wearer's ego frame at one instant: x forward, y left, z up (metres)."""
+
+    T_world_ego: Pose
+
+    @staticmethod
+    def from_camera(T_world_cam: Pose, up_world: np.ndarray) -> "EgoFrame":
+        up = np.asarray(up_world, dtype=np.float64)
+        up = up / np.linalg.norm(up)
+        fwd = T_world_cam.R[:, 2] - np.dot(T_world_cam.R[:, 2], up) * up
+        if np.linalg.norm(fwd) < 1e-6:  # looking straight up/down: use the camera's -y (top of image)
+            fwd = -T_world_cam.R[:, 1] - np.dot(-T_world_cam.R[:, 1], up) * up
+        fwd = fwd / np.linalg.norm(fwd)
+        left = np.cross(up, fwd)
+        return EgoFrame(Pose.from_Rt(np.stack([fwd, left, up], axis=1), T_world_cam.t))
+
+    def to_ego(self, points_world: np.ndarray) -> np.ndarray:
+        return self.T_world_ego.inverse().apply(points_world)
+
+
+def azimuth_deg(p_ego: np.ndarray) -> float:
+    """Angle of an ego-frame point on the ground plane: 0 front, +90 left, -90 right, 180 behind."""
+    return float(np.degrees(np.arctan2(p_ego[1], p_ego[0])))
+
+
+def direction_word(azimuth: float) -> str:
+    """One of DIRECTIONS_8 for an azimuth in degrees (45 degree sectors centred on each word)."""
+    idx = int(np.floor(((azimuth % 360.0) + 22.5) / 45.0)) % 8
+    return DIRECTIONS_8[idx]
+
+
+def clock_hour(azimuth: float) -> int:
+    """Clock-face direction: 12 front, 3 right, 6 behind, 9 left."""
+    hour = int(np.round((-azimuth % 360.0) / 30.0)) % 12
+    return 12 if hour == 0 else hour
+
+
+def ground_distance_m(p_ego: np.ndarray) -> float:
+    return float(np.hypot(p_ego[0], p_ego[1]))

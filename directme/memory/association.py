@@ -1,0 +1,141 @@
+"""3D association of a frame's instances with remembered objects.
+
+Evidence, strongest first: voxel overlap of the instance's points with a node's points, centre
+distance (tight for recently seen nodes, looser for nodes coming back after a while, to absorb pose
+drift), label agreement (a node's vote share) and embedding similarity when both have one. A tracker id
+bound to a node adds a bonus when the geometry agrees; when it does not, the observation is a move
+candidate of that node (kept pending until confirmed). Matches are one-to-one per frame (greedy by score).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from ..types import InstanceObservation
+from .config import MemoryConfig
+from .map import VoxelSet, coarse_keys, trimmed_box
+from .objects import ObjectRecord
+
+RECENT_S = 10.0  # a node seen this recently must match tightly (no drift allowance)
+STRONG = 1.5  # geometric score of a centre within half the match radius
+
+
+@dataclass(eq=False)
+class Obs:
+    """One instance lifted into the world, ready for association."""
+
+    inst: InstanceObservation
+    label_id: int
+    points_w: np.ndarray
+    voxels: VoxelSet
+    centre_w: np.ndarray
+    extent_m: np.ndarray
+    embedding: Optional[np.ndarray]
+
+    @cached_property
+    def coarse(self) -> np.ndarray:
+        return coarse_keys(self.voxels.keys)
+
+    @staticmethod
+    def make(inst: InstanceObservation, label_id: int, points_w: np.ndarray, cfg: MemoryConfig) -> "Obs":
+        vox = VoxelSet.from_points(points_w, cfg.voxel_m)
+        centre, extent = trimmed_box(points_w, cfg.obs_trim)
+        emb = None
+        if inst.embedding is not None:
+            e = np.asarray(inst.embedding, dtype=np.float64).ravel()
+            n = np.linalg.norm(e)
+            emb = e / n if n > 0 else None
+        return Obs(inst, label_id, points_w, vox, centre, extent, emb)
+
+
+@dataclass(frozen=True)
+class Match:
+    obs: Obs
+    record: Optional[ObjectRecord]  # None: a new object
+    far: bool = False  # matched by tracker id only, far from the node: a move candidate
+    also: tuple[ObjectRecord, ...] = ()  # other unmatched nodes this instance's points overlap: duplicates
+
+
+def label_agrees(obs: Obs, rec: ObjectRecord, cfg: MemoryConfig) -> Optional[tuple[float, bool]]:
+    """(semantic score >= 0, labels disagree); None when the embeddings disagree, or when the label
+    disagrees and the instance is much larger than the node (a confused label on the same object, or
+    a partial view of it, may still match when the geometry is strong)."""
+    cos = None
+    if obs.embedding is not None and rec.embedding is not None and len(rec.embedding) == len(obs.embedding):
+        cos = float(obs.embedding @ rec.embedding)
+        if cos < cfg.embed_min - 0.3:
+            return None
+    total = sum(rec.votes.values())
+    share = rec.votes.get(obs.label_id, 0.0) / total if total > 0 else 0.0
+    mismatch = share < 0.25 and not (cos is not None and cos >= cfg.embed_min)
+    if mismatch:
+        a, b = float(np.max(obs.extent_m)), max(rec.state.extent_m)
+        if a > 2.0 * b:
+            return None
+    return share + (cos if cos is not None else 0.0), mismatch
+
+
+def geometric_score(obs: Obs, rec: ObjectRecord, t_s: float, cfg: MemoryConfig, walked_m: float) -> Optional[float]:
+    """Centre distance within a size-dependent radius, or enough voxel overlap; None if neither.
+
+    For a node not seen for a while the radius grows with the distance walked since (pose drift)."""
+    st = rec.state
+    dx = [a - b for a, b in zip(obs.centre_w.tolist(), st.position_w)]
+    d = math.sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2])
+    lim = cfg.match_radius_m + 0.125 * max(st.extent_m)
+    if t_s - rec.last_seen_s > RECENT_S:
+        lim = max(lim, min(cfg.reentry_radius_m + cfg.drift_per_m * walked_m, cfg.max_reentry_m))
+    if d <= lim:
+        return 2.0 - d / lim
+    if d > 0.5 * (max(st.extent_m) + float(np.max(obs.extent_m))) + 2 * cfg.voxel_m:
+        return None  # too far apart for their points to touch
+    ov = rec.voxels.overlap(obs.coarse)
+    return ov if ov >= cfg.overlap_min else None
+
+
+def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequence[Optional[ObjectRecord]],
+                nearby: Sequence[Sequence[ObjectRecord]], walked: Callable[[ObjectRecord], float]) -> list[Match]:
+    """One-to-one matches of ``obs`` with records (``tracked[i]``: node bound to obs i's track id;
+    ``nearby[i]``: live records near obs i; ``walked(rec)``: metres walked since rec was last seen)."""
+    cands: list[tuple[float, int, int, ObjectRecord, bool]] = []
+    for i, o in enumerate(obs):
+        geo_ok = set()
+        for rec in nearby[i]:
+            sem = label_agrees(o, rec, cfg)
+            geo = None if sem is None else geometric_score(o, rec, t_s, cfg, walked(rec))
+            if geo is None:
+                continue
+            if sem[1] and (geo < STRONG or (tracked[i] is not None and tracked[i] is not rec)):
+                continue  # another label: only a strong, untracked match
+            geo_ok.add(rec.index)
+            bonus = 2.0 if rec is tracked[i] else 0.0
+            cands.append((geo + 0.5 * sem[0] + bonus, i, rec.index, rec, False))
+        rec = tracked[i]
+        if rec is not None and rec.index not in geo_ok and label_agrees(o, rec, cfg) is not None:
+            cands.append((0.0, i, rec.index, rec, True))
+    cands.sort(key=lambda c: (-c[0], c[1], c[2]))
+    out: list[Optional[Match]] = [None] * len(obs)
+    used: set[int] = set()
+    for _, i, idx, rec, far in cands:
+        if out[i] is None and idx not in used:
+            out[i] = Match(obs[i], rec, far)
+            used.add(idx)
+    result = []
+    for i, m in enumerate(out):
+        if m is None:
+            result.append(Match(obs[i], None))
+            continue
+        also = tuple(rec for _, j, idx, rec, far in cands
+                     if j == i and not far and idx not in used
+                     and rec.voxels.overlap(obs[i].coarse) >= cfg.overlap_min) if not m.far else ()
+        result.append(Match(m.obs, m.record, m.far, also))
+    return result
+
+
+def co_observed(a: ObjectRecord, b: ObjectRecord) -> bool:
+    """Were the two ever seen as separate instances of one frame (then they are different objects)?"""
+    return bool(np.intersect1d(np.array(a.obs_frame), np.array(b.obs_frame)).size)

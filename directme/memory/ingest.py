@@ -1,0 +1,193 @@
+"""Per-frame update steps of the memory: validate and lift, apply matches, moves, merges, gone checks."""
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..geometry import default_up_world
+from ..types import FramePerception
+from .association import Match, Obs
+from .keyframes import consider_keyframe, visibility_score
+from .map import FrameLift, VoxelSet, trimmed_box
+from .objects import ObjectRecord
+from .snapshot import KeyframeRef
+
+if TYPE_CHECKING:
+    from .store import SpatialMemory
+
+log = logging.getLogger("directme.memory")
+
+
+def validate(fp: FramePerception, latest_t_s: float) -> None:
+    """Everything that could make the update fail, checked before anything is changed."""
+    if not isinstance(fp, FramePerception):
+        raise InvalidInputError(f"SpatialMemory.update expects a FramePerception, got {type(fp).__name__}")
+    fp.validate()
+    f = fp.frame
+    if f.t_s < latest_t_s:
+        raise InvalidInputError(
+            f"frame {f.index} at t={f.t_s:.3f}s is older than the memory's latest frame ({latest_t_s:.3f}s); "
+            "frames must arrive with non-decreasing timestamps (sort the stream or start a new memory)")
+    d = f.depth_m
+    if np.any(np.isinf(d)) or np.any(d < 0):
+        raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has negative or infinite values "
+                                "(use 0 or NaN for invalid pixels)")
+    if not np.any(np.isfinite(d) & (d > 0)):
+        raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has no valid pixel (all NaN or 0); "
+                                "check the depth backend output or drop the frame")
+
+
+def lift_instances(fp: FramePerception, mem: "SpatialMemory") -> list[Obs]:
+    """World points of each instance (strided); instances with too few valid points are skipped."""
+    cfg, f = mem.cfg, fp.frame
+    lift = FrameLift.compute(f.depth_m, f.intrinsics, f.T_world_cam, cfg.pixel_stride, cfg.max_depth_m)
+    up = mem.up_world if mem.up_world is not None else default_up_world(f.T_world_cam)
+    out = []
+    for inst in fp.instances:
+        pts = lift.instance_points(inst.mask, up)
+        if len(pts) < cfg.min_points:
+            log.debug("frame %d t=%.3fs: instance %d (%s) skipped: %d valid points < min_points=%d",
+                      f.index, f.t_s, inst.track_id, inst.label, len(pts), cfg.min_points)
+            continue
+        out.append(Obs.make(inst, mem.label_id(inst.label), pts, cfg))
+    return out
+
+
+def _box(mask: np.ndarray) -> tuple[float, float, float, float]:
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    return (float(cols[0]), float(rows[0]), float(cols[-1] + 1), float(rows[-1] + 1))
+
+
+def refresh_shape(rec: ObjectRecord, mem: "SpatialMemory", t_s: float, **changes) -> None:
+    """Recompute position and extent from the voxels (and the label from the votes)."""
+    centre, extent = trimmed_box(rec.voxels.points(), mem.cfg.position_trim)
+    rec.set_state(t_s, position_w=centre, extent_m=extent, label_id=rec.label_id_from_votes(), **changes)
+    mem.sync(rec)
+
+
+def apply_match(m: Match, fp: FramePerception, frame_pos: int, mem: "SpatialMemory") -> ObjectRecord:
+    cfg, t, o = mem.cfg, fp.t_s, m.obs
+    rec = m.record
+    if rec is None:
+        rec = mem.new_record()
+        rec.placements_s.append(t)
+    rec.add_observation(t, frame_pos, o.label_id, o.inst.score)
+    if o.embedding is not None:
+        e = o.embedding if rec.embedding is None else rec.embedding + o.embedding
+        rec.embedding = e / max(np.linalg.norm(e), 1e-12)
+    mem.track_map[o.inst.track_id] = rec.index
+    rec.misses, rec.first_miss_s = 0, math.inf
+    if m.far:
+        _pending_move(rec, o, mem, t)
+    else:
+        rec.pending, rec.pending_voxels = [], VoxelSet()
+        grew = rec.voxels.add(o.voxels, cfg.max_voxels_per_object)
+        if not rec.states:
+            rec.set_state(t, first_seen_s=t)
+        if grew:
+            refresh_shape(rec, mem, t, present=True, gone_since_s=math.nan)
+        else:
+            rec.set_state(t, present=True, gone_since_s=math.nan, label_id=rec.label_id_from_votes())
+            if not mem.live_present[rec.index]:
+                mem.sync(rec)
+    if not m.far:
+        _keyframe(rec, o, fp, mem)
+    return rec
+
+
+def _pending_move(rec: ObjectRecord, o: Obs, mem: "SpatialMemory", t: float) -> None:
+    cfg = mem.cfg
+    if rec.pending and np.linalg.norm(rec.pending[-1][1] - o.centre_w) > cfg.track_jump_m / 2:
+        rec.pending, rec.pending_voxels = [], VoxelSet()
+    rec.pending.append((t, o.centre_w))
+    rec.pending_voxels.add(o.voxels, cfg.max_voxels_per_object)
+    if len(rec.pending) >= cfg.move_confirm:
+        start = rec.pending[0][0]
+        rec.voxels, rec.pending, rec.pending_voxels = rec.pending_voxels, [], VoxelSet()
+        rec.placements_s.append(start)
+        refresh_shape(rec, mem, t, placement=len(rec.placements_s) - 1, present=True, gone_since_s=math.nan)
+
+
+def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, mem: "SpatialMemory") -> None:
+    f = fp.frame
+    gap = mem.cfg.keyframe_min_gap_s
+    if any(abs(f.t_s - k.ref.t_s) < gap for k in rec.keyframes if k.removed_s == math.inf):
+        return
+    box = o.inst.box_xyxy if o.inst.box_xyxy is not None else _box(o.inst.mask)
+    ref = KeyframeRef(f.t_s, mem.frame_index_of(f), tuple(float(v) for v in box),
+                      visibility_score(o.inst.mask, o.inst.score))
+    view = f.T_world_cam.t - rec.position
+    view = view / max(np.linalg.norm(view), 1e-9)
+    changed = consider_keyframe(rec, ref, view, mem.cfg)
+    if changed:
+        mem.images.acquire(ref.frame_index, f.rgb)
+        for victim in changed[1:]:
+            mem.images.release(victim.ref.frame_index)
+
+
+def merge(keep: ObjectRecord, gone: ObjectRecord, mem: "SpatialMemory", t: float) -> None:
+    """Fold ``gone`` into ``keep`` from time t on (both histories stay readable before t)."""
+    gone.merged_into = (t, keep)
+    keep.merges.append((t, gone))
+    keep.voxels.add(gone.voxels, mem.cfg.max_voxels_per_object)
+    for k, w in gone.votes.items():
+        keep.votes[k] = keep.votes.get(k, 0.0) + w
+    for kf in gone.live_keyframes():
+        kf.removed_s = t
+        mem.images.release(kf.ref.frame_index)
+    keep.set_state(t, n_obs_offset=keep.state.n_obs_offset + gone.n_obs_live(),
+                   first_seen_s=min(keep.state.first_seen_s, gone.state.first_seen_s))
+    for tid, idx in list(mem.track_map.items()):
+        if idx == gone.index:
+            mem.track_map[tid] = keep.index
+    mem.retire(gone)
+    refresh_shape(keep, mem, t)
+
+
+def check_gone(fp: FramePerception, seen: set[int], mem: "SpatialMemory") -> None:
+    """Count frames in which a present, unseen object's place is in view and seen empty.
+
+    Some of the object's points are projected into the frame: a point is occluded when the scene is
+    nearer than it, empty when the scene is clearly farther (we look through where it was). The frame
+    counts as a miss when most visible, unoccluded points are empty.
+    """
+    cfg, f = mem.cfg, fp.frame
+    idx = np.flatnonzero(mem.live_present[: mem.n_records])
+    idx = [i for i in idx.tolist() if i not in seen and not mem.records[i].pending]
+    if not idx:
+        return
+    K, T = f.intrinsics, f.T_world_cam
+    c_cam = (mem.live_pos[idx] - T.t) @ T.R
+    z_c = np.maximum(c_cam[:, 2], 1e-6)
+    size_px = mem.live_size[idx] * K.fx / z_c
+    u_c, v_c = K.fx * c_cam[:, 0] / z_c + K.cx, K.fy * c_cam[:, 1] / z_c + K.cy
+    in_view = (c_cam[:, 2] > 0.2) & (size_px >= cfg.gone_min_px) & (u_c > -size_px) & (u_c < K.width + size_px) \
+        & (v_c > -size_px) & (v_c < K.height + size_px)
+    for i in np.asarray(idx)[in_view].tolist():
+        rec = mem.records[i]
+        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)].astype(np.float64)
+        p_cam = (pts - T.t) @ T.R
+        z = p_cam[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.round(K.fx * p_cam[:, 0] / z + K.cx)
+            v = np.round(K.fy * p_cam[:, 1] / z + K.cy)
+        mg = cfg.gone_margin_px
+        inside = (z > 0.2) & (u >= mg) & (u < K.width - mg) & (v >= mg) & (v < K.height - mg)
+        if inside.sum() < max(3, 0.5 * len(pts)):
+            continue
+        d = f.depth_m[v[inside].astype(int), u[inside].astype(int)]
+        zi = z[inside]
+        tol = cfg.gone_depth_tol_m + cfg.gone_depth_rel * zi
+        valid = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # not occluded
+        if valid.sum() < 3:
+            continue
+        if np.mean(d[valid] > zi[valid] + tol[valid]) >= cfg.gone_min_empty:
+            rec.misses += 1
+            rec.first_miss_s = min(rec.first_miss_s, f.t_s)
+            if rec.misses >= cfg.gone_frames:
+                rec.set_state(f.t_s, present=False, gone_since_s=rec.first_miss_s)
+                mem.sync(rec)

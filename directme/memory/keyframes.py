@@ -1,0 +1,121 @@
+"""Keyframe choice per object (visibility and viewpoint diversity) and a bounded image store."""
+from __future__ import annotations
+
+import io
+import math
+from typing import Optional
+
+import numpy as np
+
+from .config import MemoryConfig
+from .objects import KeyframeEntry, ObjectRecord
+from .snapshot import KeyframeRef
+
+_MAX_LOG = 64  # keyframe changes logged per object; after that the set is kept as it is (bounded history)
+
+
+def visibility_score(mask: np.ndarray, score: float) -> float:
+    """Detector score times how much of the image the object fills, halved when cut by the border."""
+    h, w = mask.shape
+    area = float(np.count_nonzero(mask[::2, ::2])) * 4.0 / (h * w)
+    touches = mask[0].any() or mask[-1].any() or mask[:, 0].any() or mask[:, -1].any()
+    return float(score) * min(1.0, area / 0.05) * (0.5 if touches else 1.0)
+
+
+def _angle_deg(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    return math.degrees(math.acos(min(1.0, max(-1.0, dot))))
+
+
+def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray, cfg: MemoryConfig) -> list:
+    """Maybe add ``ref`` to the object's keyframes; returns [(added entry or None), removed entries...].
+
+    A candidate must be ``keyframe_min_gap_s`` from every kept keyframe. It is added while there is room
+    if it shows a new viewpoint (or is much clearer than the nearest view); when full it replaces the
+    keyframe adding least (visibility x angular novelty) if it adds clearly more.
+    """
+    if len(rec.keyframes) >= _MAX_LOG:
+        return []
+    vd = tuple(float(v) for v in view_dir)
+    live = rec.live_keyframes()
+    if any(abs(ref.t_s - k.ref.t_s) < cfg.keyframe_min_gap_s for k in live):
+        return []
+    new = KeyframeEntry(ref, vd, ref.t_s)
+    if not live:
+        rec.keyframes.append(new)
+        return [new]
+    angles = [_angle_deg(vd, k.view_dir) for k in live]
+    nearest = min(range(len(angles)), key=angles.__getitem__)
+    novel = angles[nearest] >= cfg.keyframe_min_angle_deg
+    victim: Optional[KeyframeEntry] = None
+    if len(live) < cfg.max_keyframes_per_object and novel:
+        victim = None
+    elif not novel:
+        if ref.visibility < 1.5 * live[nearest].ref.visibility + 1e-9:
+            return []
+        victim = live[nearest]
+    else:
+        def worth(i: int, dirs: list) -> float:
+            others = [_angle_deg(dirs[i], d) for j, d in enumerate(dirs) if j != i]
+            return dirs_vis[i] * min(others)
+        dirs = [k.view_dir for k in live] + [vd]
+        dirs_vis = [k.ref.visibility for k in live] + [ref.visibility]
+        worths = [worth(i, dirs) for i in range(len(dirs))]
+        weakest = min(range(len(live)), key=worths.__getitem__)
+        if worths[-1] < 1.2 * worths[weakest] + 1e-9:
+            return []
+        victim = live[weakest]
+    if victim is not None:
+        victim.removed_s = ref.t_s
+    rec.keyframes.append(new)
+    return [new] + ([victim] if victim is not None else [])
+
+
+class ImageStore:
+    """Downsampled JPEG images of frames that are (or were) some object's live keyframe.
+
+    An image is dropped when no live keyframe refers to it any more, so the store is bounded by
+    objects x keyframes per object; views of the past may then find no image (None).
+    """
+
+    def __init__(self, max_side: int, quality: int) -> None:
+        self.max_side, self.quality = int(max_side), int(quality)
+        self.images: dict[int, bytes] = {}
+        self.refs: dict[int, int] = {}
+
+    def encode(self, rgb: np.ndarray) -> bytes:
+        from PIL import Image
+
+        img = Image.fromarray(rgb)
+        scale = self.max_side / max(img.size)
+        if scale < 1:
+            size = (max(1, round(img.size[0] * scale)), max(1, round(img.size[1] * scale)))
+            factor = int(1.0 / scale + 1e-9)
+            if factor >= 2:  # integer box reduction first: ~6x cheaper than a full bilinear resize
+                img = img.reduce(factor)
+            if img.size != size:
+                img = img.resize(size, Image.BILINEAR)
+        buf = io.BytesIO()
+        img.save(buf, format="JPEG", quality=self.quality)
+        return buf.getvalue()
+
+    def acquire(self, frame_index: int, rgb: np.ndarray) -> None:
+        if frame_index not in self.images:
+            self.images[frame_index] = self.encode(rgb)
+        self.refs[frame_index] = self.refs.get(frame_index, 0) + 1
+
+    def release(self, frame_index: int) -> None:
+        n = self.refs.get(frame_index, 0) - 1
+        if n <= 0:
+            self.refs.pop(frame_index, None)
+            self.images.pop(frame_index, None)
+        else:
+            self.refs[frame_index] = n
+
+    def get(self, frame_index: int) -> Optional[np.ndarray]:
+        data = self.images.get(frame_index)
+        if data is None:
+            return None
+        from PIL import Image
+
+        return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))

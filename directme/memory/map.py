@@ -1,0 +1,203 @@
+"""Metric map primitives: lifting instance masks to world points and bounded per-object voxel sets."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..geometry import Intrinsics, Pose
+
+_BITS = 21
+_OFF = 1 << (_BITS - 1)
+_MASK = (1 << _BITS) - 1
+
+
+def voxel_keys(points_w: np.ndarray, voxel_m: float) -> np.ndarray:
+    """Pack the integer voxel coordinates of (N, 3) points into int64 keys (+-52 km at 5 cm)."""
+    ijk = np.floor(points_w / voxel_m).astype(np.int64) + _OFF
+    np.clip(ijk, 0, _MASK, out=ijk)
+    return (ijk[:, 0] << (2 * _BITS)) | (ijk[:, 1] << _BITS) | ijk[:, 2]
+
+
+def coarse_keys(keys: np.ndarray, factor: int = 2) -> np.ndarray:
+    """Keys of the voxels ``factor`` times larger that contain the given voxels (sorted, unique)."""
+    i = ((keys >> (2 * _BITS)) & _MASK) // factor
+    j = ((keys >> _BITS) & _MASK) // factor
+    k = (keys & _MASK) // factor
+    return np.unique((i << (2 * _BITS)) | (j << _BITS) | k)
+
+
+def frac_in(keys: np.ndarray, sorted_ref: np.ndarray) -> float:
+    """Fraction of ``keys`` present in the sorted unique array ``sorted_ref``."""
+    if len(keys) == 0 or len(sorted_ref) == 0:
+        return 0.0
+    i = np.searchsorted(sorted_ref, keys)
+    i[i == len(sorted_ref)] = 0
+    return float(np.mean(sorted_ref[i] == keys))
+
+
+@dataclass
+class FrameLift:
+    """World points of one frame's strided pixel grid (computed once, indexed per instance)."""
+
+    points_w: np.ndarray  # (h, w, 3) float64, NaN where depth is invalid
+    depth: np.ndarray  # (h, w) strided depth, NaN where invalid
+    valid: np.ndarray  # (h, w) bool
+    stride: int
+    eye_w: np.ndarray  # camera centre
+    full: tuple  # (depth_m, intrinsics, T_world_cam, max_depth_m) for small masks at full resolution
+
+    @staticmethod
+    def compute(depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose, stride: int, max_depth_m: float) -> "FrameLift":
+        d = depth_m[::stride, ::stride].astype(np.float64)
+        valid = np.isfinite(d) & (d > 0) & (d <= max_depth_m)
+        vs = np.arange(0, depth_m.shape[0], stride, dtype=np.float64)[:, None]
+        us = np.arange(0, depth_m.shape[1], stride, dtype=np.float64)[None, :]
+        z = np.where(valid, d, np.nan)
+        cam = np.stack([(us - K.cx) / K.fx * z, (vs - K.cy) / K.fy * z, z], axis=-1)
+        return FrameLift(cam @ T_world_cam.R.T + T_world_cam.t, z, valid, stride, T_world_cam.t.copy(),
+                         (depth_m, K, T_world_cam, max_depth_m))
+
+    def dense_points(self, mask: np.ndarray) -> np.ndarray:
+        """All valid pixels of a (small) mask, lifted at full resolution."""
+        depth, K, T, max_d = self.full
+        vs, us = np.nonzero(mask)
+        z = depth[vs, us].astype(np.float64)
+        ok = np.isfinite(z) & (z > 0) & (z <= max_d)
+        vs, us, z = vs[ok], us[ok], z[ok]
+        if len(z) >= 8:
+            keep = _inliers(z)
+            vs, us, z = vs[keep], us[keep], z[keep]
+        cam = np.stack([(us - K.cx) / K.fx * z, (vs - K.cy) / K.fy * z, z], axis=1)
+        return cam @ T.R.T + T.t
+
+    def instance_points(self, mask: np.ndarray, up_w: Optional[np.ndarray] = None, ring_px: int = 2) -> np.ndarray:
+        """The instance's lifted points plus, with ``up_w``, a guess of its hidden back side.
+
+        Seen face-on, an object's points are a flat shell and their centre is too near. When the shell is
+        flat (depth along the horizontal view direction < a quarter of its width) and there is ample free
+        space behind it (upper quartile of the depth around its silhouette is 1.5 widths farther), the
+        object is assumed as deep as it is wide: a picture on a wall stays flat, a free-standing plant
+        gets its back.
+        """
+        m = mask[:: self.stride, :: self.stride]
+        inside = m & self.valid
+        if np.count_nonzero(inside) < 16 and self.stride > 1:
+            return self.dense_points(mask)
+        inside &= depth_inliers(self.depth, inside)
+        pts = self.points_w[inside]
+        if up_w is None:
+            return pts
+        view = pts.mean(axis=0) - self.eye_w
+        fwd = view - (view @ up_w) * up_w
+        n = np.linalg.norm(fwd)
+        if n < 1e-6:
+            return pts
+        fwd /= n
+        across = np.array([up_w[1] * fwd[2] - up_w[2] * fwd[1], up_w[2] * fwd[0] - up_w[0] * fwd[2],
+                           up_w[0] * fwd[1] - up_w[1] * fwd[0]])  # up x forward
+        width, depth = float(np.ptp(pts @ across)), float(np.ptp(pts @ fwd))
+        if depth > 0.25 * width or width < 0.1:
+            return pts
+        grown = m.copy()
+        for sh in range(1, ring_px + 1):
+            grown[sh:] |= m[:-sh]
+            grown[:-sh] |= m[sh:]
+            grown[:, sh:] |= m[:, :-sh]
+            grown[:, :-sh] |= m[:, sh:]
+        ring = self.depth[grown & ~m & self.valid]
+        if len(ring) < 3:
+            return pts
+        gap = float(np.percentile(ring, 75)) - float(np.median(self.depth[inside]))
+        if gap < 1.5 * width:
+            return pts
+        return np.concatenate([pts, pts + (width - depth) * fwd])
+
+
+def _inliers(z: np.ndarray) -> np.ndarray:
+    """Depths near the median (3 robust sigmas, at least 10% of the depth): drops background pixels
+    a loose mask picked up and wild depth noise, keeps the object's own depth range."""
+    med = float(np.median(z))
+    mad = float(np.median(np.abs(z - med)))
+    return np.abs(z - med) <= max(3.0 * 1.4826 * mad, 0.1 * med)
+
+
+def depth_inliers(depth: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(inside)
+    out[inside] = _inliers(depth[inside])
+    return out
+
+
+def trimmed_box(points: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray]:
+    """(centre, size) of the box spanned by the [trim, 1 - trim] quantiles of each axis."""
+    n = len(points)
+    k = int(trim * (n - 1))
+    if k == 0:
+        lo, hi = points.min(axis=0), points.max(axis=0)
+    else:
+        part = np.partition(points, [k, n - 1 - k], axis=0)
+        lo, hi = part[k], part[n - 1 - k]
+    return (lo + hi) / 2.0, hi - lo
+
+
+class VoxelSet:
+    """An object's points as a capped set of voxels: sorted keys, one point per voxel (the first point
+    that fell in it) and how many observations hit it (the best supported are kept)."""
+
+    __slots__ = ("keys", "pts", "counts", "_coarse")
+
+    def __init__(self, keys: Optional[np.ndarray] = None, pts: Optional[np.ndarray] = None,
+                 counts: Optional[np.ndarray] = None) -> None:
+        self.keys = np.empty(0, np.int64) if keys is None else keys
+        self.pts = np.empty((0, 3), np.float32) if pts is None else pts
+        self.counts = np.empty(0, np.int32) if counts is None else counts
+        self._coarse: Optional[np.ndarray] = None
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @staticmethod
+    def from_points(points_w: np.ndarray, voxel_m: float) -> "VoxelSet":
+        keys = voxel_keys(points_w, voxel_m)
+        uk, first = np.unique(keys, return_index=True)
+        return VoxelSet(uk, points_w[first].astype(np.float32), np.ones(len(uk), np.int32))
+
+    def add(self, other: "VoxelSet", cap: int) -> bool:
+        """Union with ``other`` (capped at ``cap`` voxels); returns whether the set of voxels changed."""
+        if len(self.keys) == 0:
+            self.keys, self.pts, self.counts = other.keys, other.pts, other.counts.copy()
+            self._trim(cap)
+            self._coarse = None
+            return True
+        i = np.searchsorted(self.keys, other.keys)
+        i[i == len(self.keys)] = 0
+        found = self.keys[i] == other.keys
+        self.counts[i[found]] += other.counts[found]
+        if found.all():
+            return False
+        keys = np.concatenate([self.keys, other.keys[~found]])
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.pts = np.concatenate([self.pts, other.pts[~found]])[order]
+        self.counts = np.concatenate([self.counts, other.counts[~found]])[order]
+        self._trim(cap)
+        self._coarse = None
+        return True
+
+    def _trim(self, cap: int) -> None:
+        if len(self.keys) > cap:
+            keep = np.sort(np.argsort(-self.counts, kind="stable")[:cap])
+            self.keys, self.pts, self.counts = self.keys[keep], self.pts[keep], self.counts[keep]
+
+    def points(self) -> np.ndarray:
+        return self.pts.astype(np.float64)
+
+    def coarse(self) -> np.ndarray:
+        if self._coarse is None:
+            self._coarse = coarse_keys(self.keys)
+        return self._coarse
+
+    def overlap(self, other_coarse: np.ndarray) -> float:
+        """Fraction of ``other``'s coarse voxels that this set also occupies."""
+        return frac_in(other_coarse, self.coarse())

@@ -1,0 +1,83 @@
+"""Place nodes: the wearer's positions clustered per scene tag, online and causally.
+
+Each new position joins the nearest place of the same tag whose running centre is within ``eps``
+(leader clustering, an online stand-in for DBSCAN), else starts a new place. The per-frame place
+index is logged, so the places as of any t are recomputed exactly from the frames up to t.
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Optional
+
+import numpy as np
+
+from .snapshot import PlaceNode
+
+
+class PlaceClusterer:
+    def __init__(self, eps_m: float) -> None:
+        self.eps_m = float(eps_m)
+        self.frame_place = array("i")  # place index of every ego frame
+        self.place_tag: list[str] = []
+        self._ids: list[str] = []
+        self._sums: list[np.ndarray] = []
+        self._counts: list[int] = []
+        self._cache: tuple[int, dict] = (-1, {})
+
+    def add(self, position_w: np.ndarray, tag: Optional[str]) -> int:
+        tag = tag or "unknown"
+        best, best_d = -1, self.eps_m
+        for i, ptag in enumerate(self.place_tag):
+            if ptag == tag:
+                d = float(np.linalg.norm(self._sums[i] / self._counts[i] - position_w))
+                if d <= best_d:
+                    best, best_d = i, d
+        if best < 0:
+            best = len(self.place_tag)
+            self.place_tag.append(tag)
+            self._ids.append(f"p{best}")
+            self._sums.append(np.zeros(3))
+            self._counts.append(0)
+        self._sums[best] = self._sums[best] + position_w
+        self._counts[best] += 1
+        self.frame_place.append(best)
+        return best
+
+    def places_at(self, n_frames: int, positions_w: np.ndarray, times_s: np.ndarray) -> dict[str, PlaceNode]:
+        """Places supported by the first ``n_frames`` ego frames (positions/times of those frames)."""
+        if self._cache[0] == n_frames:
+            return self._cache[1]
+        idx = np.array(self.frame_place[:n_frames], np.int64)
+        out: dict[str, PlaceNode] = {}
+        if n_frames:
+            n_places = int(idx.max()) + 1
+            counts = np.bincount(idx, minlength=n_places)
+            p = positions_w.astype(np.float64)
+            sums = np.stack([np.bincount(idx, weights=p[:, a], minlength=n_places) for a in range(3)], axis=1)
+            sq = np.bincount(idx, weights=np.einsum("ij,ij->i", p, p), minlength=n_places)
+            centres = sums / counts[:, None]
+            spread = np.sqrt(np.maximum(sq / counts - np.einsum("ij,ij->i", centres, centres), 0.0))
+            starts = np.concatenate([[0], np.flatnonzero(np.diff(idx)) + 1])
+            ends = np.concatenate([starts[1:] - 1, [n_frames - 1]])
+            visits: list[list[tuple[float, float]]] = [[] for _ in range(n_places)]
+            for a, b in zip(starts.tolist(), ends.tolist()):
+                visits[idx[a]].append((float(times_s[a]), float(times_s[b])))
+            for i in range(n_places):
+                out[f"p{i}"] = PlaceNode(f"p{i}", self.place_tag[i], centres[i], float(spread[i]),
+                                         times_s=tuple(v[0] for v in visits[i]), visits_s=tuple(visits[i]),
+                                         n_frames=int(counts[i]))
+        self._cache = (n_frames, out)
+        return out
+
+    def place_of_frame(self, frame_pos: int) -> Optional[str]:
+        return None if frame_pos < 0 else self._ids[self.frame_place[frame_pos]]
+
+    def restore(self, frame_place: np.ndarray, tags: list[str], positions_w: np.ndarray) -> None:
+        self.frame_place = array("i", frame_place.astype(int).tolist())
+        self.place_tag = list(tags)
+        self._ids = [f"p{i}" for i in range(len(tags))]
+        self._sums = [np.zeros(3) for _ in tags]
+        self._counts = [0 for _ in tags]
+        for i, p in zip(frame_place, positions_w.astype(np.float64)):
+            self._sums[i] = self._sums[i] + p
+            self._counts[i] += 1

@@ -1,0 +1,91 @@
+"""Read-only view of the spatial memory as it was at time t (the contract the query layer uses).
+
+Everything in a ``MemorySnapshot`` is derived only from observations with timestamp <= ``t_s``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from ..geometry import Pose
+
+
+@dataclass(frozen=True)
+class KeyframeRef:
+    """A stored frame that shows an object: stream time, frame index, and the object's pixel box."""
+
+    t_s: float
+    frame_index: int
+    box_xyxy: Optional[tuple[float, float, float, float]] = None
+    visibility: float = 0.0  # fraction / quality score used when choosing keyframes
+
+
+@dataclass(frozen=True, eq=False)
+class ObjectNode:
+    """One physical object as remembered at the snapshot time (world frame, metres, seconds)."""
+
+    node_id: str
+    label: str
+    label_votes: Mapping[str, float]
+    position_w: np.ndarray  # canonical (pooled) position of the object's current placement
+    first_seen_s: float
+    last_seen_s: float
+    n_obs: int
+    position_history: tuple[tuple[float, np.ndarray], ...] = ()  # (time the placement was first seen, position)
+    keyframes: tuple[KeyframeRef, ...] = ()
+    extent_m: Optional[np.ndarray] = None  # axis-aligned size of its points (3,)
+    present: bool = True  # False once its last place was seen again without it
+    gone_since_s: Optional[float] = None
+    place_id: Optional[str] = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"color": "red"}
+
+
+@dataclass(frozen=True, eq=False)
+class PlaceNode:
+    """A cluster of the wearer's positions with one scene tag (e.g. a kitchen)."""
+
+    place_id: str
+    tag: str
+    center_w: np.ndarray
+    spread_m: float
+    times_s: tuple[float, ...] = ()  # start time of each visit
+    visits_s: tuple[tuple[float, float], ...] = ()  # (first, last) frame time of each visit
+    n_frames: int = 0  # ego frames assigned to this place
+
+
+@dataclass(frozen=True, eq=False)
+class EgoTrack:
+    """The wearer's camera poses and scene tags up to the snapshot time."""
+
+    times_s: np.ndarray  # (N,)
+    T_world_cam: np.ndarray  # (N, 4, 4)
+    scene_tags: tuple[Optional[str], ...] = ()
+    frame_indices: tuple[int, ...] = ()
+
+    def __len__(self) -> int:
+        return int(len(self.times_s))
+
+    def pose_at(self, t_s: float) -> Optional[Pose]:
+        """Latest pose with time <= t_s (never one from the future)."""
+        if len(self.times_s) == 0:
+            return None
+        i = int(np.searchsorted(self.times_s, t_s, side="right")) - 1
+        return None if i < 0 else Pose(self.T_world_cam[i])
+
+
+@dataclass(frozen=True, eq=False)
+class MemorySnapshot:
+    """The memory as of ``t_s``: objects, places, the ego track and the scene graph."""
+
+    t_s: float
+    objects: Mapping[str, ObjectNode]
+    places: Mapping[str, PlaceNode]
+    ego: EgoTrack
+    graph: Any  # networkx.Graph with node kinds "object" / "place" / "ego"
+    up_world: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+
+    @property
+    def current_pose(self) -> Optional[Pose]:
+        return self.ego.pose_at(self.t_s)

@@ -1,0 +1,80 @@
+"""Memory-wide, time-ordered copies of the per-object logs, so the objects as of t are found with a
+few vectorised operations instead of a Python loop over every object (the query hot path).
+
+Two append-only logs: every object state row (time, object, position, label, presence) and every
+observation (object, ego frame position). ``rows_at`` takes, per object, the last entry of each with
+time <= t. A state row rewritten within its own frame (several changes in one frame) is rewritten
+here too; rows of earlier frames never change, so a view of the past stays valid.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from .buffers import GrowArray
+from .objects import ObjectRecord, State
+
+
+class Rows(NamedTuple):
+    """The objects known at one time, as columns (object index order)."""
+
+    index: np.ndarray  # (n,) record index
+    position_w: np.ndarray  # (n, 3)
+    label_id: np.ndarray  # (n,)
+    present: np.ndarray  # (n,) bool
+    last_frame: np.ndarray  # (n,) ego frame position of the object's last own observation
+
+
+class Timeline:
+    def __init__(self) -> None:
+        self.st_t = GrowArray(np.float64)
+        self.st_rec = GrowArray(np.int32)
+        self.st_pos = GrowArray(np.float64, (3,))
+        self.st_label = GrowArray(np.int32)
+        self.st_present = GrowArray(np.bool_)
+        self.obs_rec = GrowArray(np.int32)
+        self.obs_frame = GrowArray(np.int32)
+        self._last_row: dict[int, int] = {}  # record index -> its latest state row here
+
+    def on_state(self, rec_index: int, st: State, replaced: bool) -> None:
+        if replaced:
+            i = self._last_row[rec_index]
+            self.st_pos.set(i, st.position_w)
+            self.st_label.set(i, st.label_id)
+            self.st_present.set(i, st.present)
+            return
+        self._last_row[rec_index] = len(self.st_t)
+        self.st_t.append(st.t_s)
+        self.st_rec.append(rec_index)
+        self.st_pos.append(st.position_w)
+        self.st_label.append(st.label_id)
+        self.st_present.append(st.present)
+
+    def on_observation(self, rec_index: int, frame_pos: int) -> None:
+        self.obs_rec.append(rec_index)
+        self.obs_frame.append(frame_pos)
+
+    def rows_at(self, t_s: float, n_frames: int, merged_t: np.ndarray) -> Rows:
+        """Objects with an observation <= t_s (``n_frames`` ego frames) not merged away by t_s."""
+        n_rec = len(merged_t)
+        k = int(np.searchsorted(self.st_t.view(), t_s, side="right"))
+        last = np.full(n_rec, -1, np.int64)
+        np.maximum.at(last, self.st_rec.view(k), np.arange(k))
+        idx = np.flatnonzero((last >= 0) & (merged_t > t_s))
+        rows = last[idx]
+        k_obs = int(np.searchsorted(self.obs_frame.view(), n_frames, side="left"))
+        last_frame = np.full(n_rec, -1, np.int64)
+        np.maximum.at(last_frame, self.obs_rec.view(k_obs), self.obs_frame.view(k_obs))
+        return Rows(idx, self.st_pos.view()[rows], self.st_label.view()[rows], self.st_present.view()[rows],
+                    last_frame[idx])
+
+    def rebuild(self, records: Sequence[ObjectRecord]) -> None:
+        """Refill both logs from the records' own logs (after loading a saved memory)."""
+        self.__init__()
+        st = sorted(((s.t_s, r.index, j) for r in records for j, s in enumerate(r.states)))
+        for _, ri, j in st:
+            self.on_state(ri, records[ri].states[j], False)
+        obs = sorted((f, r.index) for r in records for f in r.obs_frame)
+        for f, ri in obs:
+            self.on_observation(ri, f)

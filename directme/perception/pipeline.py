@@ -1,0 +1,176 @@
+"""Compose depth+pose, detector, tracker and scene tagger into one streaming `Perception`.
+
+Config (a plain dict; every stage is ``{"name": <backend>, ...backend options}``)::
+
+    {"depth_pose": {"name": "da3", "preset": "da3-small", "weights": "random"},
+     "detector": {"name": "grounding_dino", "weights": "random"},   # or None: no objects
+     "tracker": {"name": "sam2", "weights": "random"},              # or "box", or None
+     "scene_tagger": {"name": "fallback"},                          # or "clip"
+     "redetect_every": 5, "vocabulary": "objects365"}               # or a list of labels
+
+Image-only stages (detector, tracker, tagger) run when a frame arrives; their outputs wait
+for the (possibly chunked, delayed) depth+pose of that frame, then leave as FramePerception.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from ..errors import InvalidInputError
+from ..types import Frame, FramePerception, InstanceObservation
+from .base import Detection, DepthPose, DepthPoseBackend, Detector, SceneTagger, Tracker
+
+# stage -> backend name -> module with build(cfg) (imported only when chosen)
+REGISTRY: dict[str, dict[str, str]] = {
+    "depth_pose": {"given": "directme.perception.given", "rgbd_odometry": "directme.perception.rgbd_odometry",
+                   "da3": "directme.perception.da3"},
+    "detector": {"grounding_dino": "directme.perception.grounding_dino",
+                 "yolo_world": "directme.perception.yolo_world", "yoloe": "directme.perception.yolo_world"},
+    "tracker": {"sam2": "directme.perception.sam2_tracker", "box": "directme.perception.tracks"},
+    "scene_tagger": {"fallback": "directme.perception.scene_tag", "clip": "directme.perception.scene_tag"},
+}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # the paper's pipeline (needs weights; a GPU for real time)
+    "default": {"depth_pose": {"name": "da3", "preset": "da3-large"},
+                "detector": {"name": "grounding_dino", "model": "tiny"},
+                "tracker": {"name": "sam2", "model": "tiny"}, "scene_tagger": {"name": "clip"}},
+    # RGB-D input (7-Scenes, TUM, ScanNet): sensor depth, odometry poses
+    "rgbd": {"depth_pose": {"name": "rgbd_odometry"}, "detector": {"name": "grounding_dino", "model": "tiny"},
+             "tracker": {"name": "sam2", "model": "tiny"}, "scene_tagger": {"name": "clip"}},
+    # poses and depth from the device / files; objects from the models
+    "sensors": {"depth_pose": {"name": "given"}, "detector": {"name": "grounding_dino", "model": "tiny"},
+                "tracker": {"name": "sam2", "model": "tiny"}, "scene_tagger": {"name": "clip"}},
+    "pipeline": {},
+}
+STAGES = ("depth_pose", "detector", "tracker", "scene_tagger")
+
+
+def build_stage(stage: str, cfg: Optional[Mapping[str, Any]]) -> Any:
+    """Build one stage's backend from ``{"name": ..., options}`` (None -> no backend)."""
+    if cfg is None:
+        return None
+    if isinstance(cfg, str):
+        cfg = {"name": cfg}
+    name = cfg.get("name")
+    known = REGISTRY[stage]
+    if name not in known:
+        raise InvalidInputError(f"unknown {stage} backend {name!r}; known: {sorted(known)}")
+    return importlib.import_module(known[name]).build(dict(cfg))
+
+
+class PerceptionPipeline:
+    """Streaming perception: frames in one at a time, FramePerception out in input order."""
+
+    name = "pipeline"
+
+    def __init__(self, depth_pose: DepthPoseBackend, detector: Optional[Detector] = None,
+                 tracker: Optional[Tracker] = None, scene_tagger: Optional[SceneTagger] = None,
+                 redetect_every: int = 5, vocabulary: Union[str, Sequence[str]] = "objects365",
+                 validate: bool = True):
+        if redetect_every < 1:
+            raise InvalidInputError(f"redetect_every must be >= 1 frame, got {redetect_every}")
+        if tracker is None and detector is not None:
+            tracker = importlib.import_module("directme.perception.tracks").BoxTracker()
+        self.depth_pose, self.detector, self.tracker, self.scene_tagger = depth_pose, detector, tracker, scene_tagger
+        self.redetect_every, self.validate = redetect_every, validate
+        if detector is not None:
+            detector.set_vocabulary(_vocabulary(vocabulary))
+        self.name = "+".join(getattr(b, "name", "?") for b in (depth_pose, detector, tracker, scene_tagger) if b)
+        self.reset()
+
+    def reset(self) -> None:
+        self.depth_pose.reset()
+        if self.tracker is not None:
+            self.tracker.reset()
+        self._pending: dict[int, tuple[tuple[InstanceObservation, ...], Optional[str], float]] = {}
+        self._n = 0
+
+    def _image_stages(self, frame: Frame) -> tuple[tuple[InstanceObservation, ...], Optional[str], float]:
+        instances: tuple[InstanceObservation, ...] = ()
+        if self.tracker is not None:
+            dets: Optional[list[Detection]] = None
+            if self.detector is not None and self._n % self.redetect_every == 0:
+                dets = self.detector.detect(frame.rgb)
+            instances = tuple(self.tracker.update(frame, dets))
+        tag, score = (None, 1.0)
+        if self.scene_tagger is not None:
+            tag, score = self.scene_tagger.tag(frame.rgb)
+            tag = None if tag in ("", "unknown") else tag
+        return instances, tag, float(score)
+
+    def process(self, frame: Frame) -> list[FramePerception]:
+        key = id(frame)
+        self._pending[key] = self._image_stages(frame)
+        self._n += 1
+        return self._emit(self.depth_pose.push(frame))
+
+    def flush(self) -> list[FramePerception]:
+        return self._emit(self.depth_pose.flush())
+
+    def _emit(self, ready: list[tuple[Frame, DepthPose]]) -> list[FramePerception]:
+        out = []
+        for frame, dp in ready:
+            instances, tag, score = self._pending.pop(id(frame))
+            if dp.depth_m.shape != frame.shape_hw:
+                raise InvalidInputError(
+                    f"{self.depth_pose.name}: depth {dp.depth_m.shape} for frame {frame.index} "
+                    f"({frame.source}) of size {frame.shape_hw}; the backend must resize to the input resolution")
+            full = dataclasses.replace(frame, depth_m=dp.depth_m, T_world_cam=dp.T_world_cam,
+                                       intrinsics=dp.intrinsics)
+            fp = FramePerception(full, instances, tag, score if tag is not None else 1.0)
+            if self.validate:
+                fp.validate()
+            out.append(fp)
+        return out
+
+
+def _vocabulary(vocab: Union[str, Sequence[str]]) -> list[str]:
+    if isinstance(vocab, str):
+        if vocab != "objects365":
+            raise InvalidInputError(f"vocabulary must be 'objects365' or a list of labels, got {vocab!r}")
+        from ..query.vocab import objects365_labels
+
+        return list(objects365_labels())
+    labels = [str(v) for v in vocab]
+    if not labels:
+        raise InvalidInputError("vocabulary is empty; give at least one label")
+    return labels
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(base))
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
+    return out
+
+
+def resolve_config(cfg: Any) -> dict[str, Any]:
+    """A plain pipeline dict from a dict (optionally with ``"preset"``) or an object with
+    ``backend`` (a preset name) and ``options`` (like directme.config.PerceptionConfig)."""
+    if hasattr(cfg, "backend") and hasattr(cfg, "options"):
+        d = {"preset": cfg.backend, **dict(cfg.options or {})}
+    elif isinstance(cfg, Mapping):
+        d = dict(cfg)
+    else:
+        raise InvalidInputError(f"perception config must be a dict, got {type(cfg).__name__}")
+    preset = d.pop("preset", "pipeline")
+    if preset not in PRESETS:
+        raise InvalidInputError(f"unknown perception preset {preset!r}; known: {sorted(PRESETS)}")
+    d = _merge(PRESETS[preset], d)
+    unknown = set(d) - set(STAGES) - {"redetect_every", "vocabulary", "validate"}
+    if unknown:
+        raise InvalidInputError(f"unknown perception config keys {sorted(unknown)}; known: "
+                                f"{sorted(STAGES) + ['preset', 'redetect_every', 'validate', 'vocabulary']}")
+    if not d.get("depth_pose"):
+        raise InvalidInputError("perception config needs a 'depth_pose' stage, e.g. {'name': 'given'}")
+    return d
+
+
+def build_perception(cfg: Any) -> PerceptionPipeline:
+    """Build the configured pipeline; each backend's heavy imports happen here, lazily."""
+    d = resolve_config(cfg)
+    stages = {s: build_stage(s, d.get(s)) for s in STAGES}
+    return PerceptionPipeline(**stages, **{k: d[k] for k in ("redetect_every", "vocabulary", "validate") if k in d})

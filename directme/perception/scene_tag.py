@@ -1,0 +1,113 @@
+"""Scene tag per frame (kitchen, living room, street, ...): CLIP image-text similarity over
+place prompts, or a trivial fallback that tags nothing (places then come from positions only)."""
+from __future__ import annotations
+
+import zlib
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .._compat.torchvision_cpu import import_torch_stack
+from ..errors import InvalidInputError
+from .weights import RANDOM, find_hf_model_dir
+
+DEFAULT_PLACES = ("kitchen", "living room", "bedroom", "bathroom", "dining room", "office", "corridor",
+                  "staircase", "garage", "shop", "supermarket", "restaurant", "street", "park", "garden",
+                  "parking lot", "classroom", "laboratory", "gym", "car")
+CLIP_REPO = "openai/clip-vit-base-patch32"
+_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], np.float32)
+_STD = np.array([0.26862954, 0.26130258, 0.27577711], np.float32)
+
+
+class FallbackSceneTagger:
+    """Always the same tag ('unknown' = no tag); for pipelines without an image-text model."""
+
+    name = "fallback"
+
+    def __init__(self, tag: str = "unknown"):
+        self._tag = tag
+
+    def tag(self, rgb: np.ndarray) -> tuple[str, float]:
+        return self._tag, 0.0
+
+
+class ClipSceneTagger:
+    """Zero-shot place classification: softmax of CLIP similarities to "a photo of a {place}".
+
+    ``weights``: a local CLIP folder (Hugging Face layout) or the cached ``openai/clip-vit-base-patch32``;
+    ``"random"`` builds a random CLIP (``random_arch``: "toy" tiny, "full" ViT-B/32; tags are meaningless).
+    ``every``: re-tag every n-th call and repeat the last tag in between (places change slowly).
+    """
+
+    name = "clip"
+
+    def __init__(self, weights: Optional[str] = None, places: Sequence[str] = DEFAULT_PLACES,
+                 device: str = "cpu", every: int = 1, min_score: float = 0.0, random_arch: str = "toy"):
+        self.torch = import_torch_stack("torch", "vlm")
+        tf = import_torch_stack("transformers", "vlm")
+        if not places:
+            raise InvalidInputError("scene_tagger 'clip' needs at least one place name")
+        self.places, self.device, self.every, self.min_score = list(places), device, max(1, int(every)), min_score
+        if weights == RANDOM and random_arch == "full":  # ViT-B/32 layout, for timing
+            self.model, self.tokenizer = tf.CLIPModel(tf.CLIPConfig()), None
+        elif weights == RANDOM:
+            cfg = tf.CLIPConfig(text_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                                             "num_attention_heads": 2, "vocab_size": 1000,
+                                             "bos_token_id": 998, "eos_token_id": 999, "pad_token_id": 0},
+                                vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                                               "num_attention_heads": 2, "image_size": 64, "patch_size": 16},
+                                projection_dim=16)
+            self.model, self.tokenizer = tf.CLIPModel(cfg), None
+        else:
+            folder = find_hf_model_dir(CLIP_REPO, weights, "scene_tagger 'clip'")
+            self.model = tf.CLIPModel.from_pretrained(folder)
+            self.tokenizer = tf.AutoTokenizer.from_pretrained(folder)
+        self.model.eval().to(device)
+        self.image_size = int(self.model.config.vision_config.image_size)
+        with self.torch.no_grad():
+            self._text = self._embed_text([f"a photo of a {p}" for p in self.places])
+        self._calls, self._last = 0, ("unknown", 0.0)
+
+    def _embed_text(self, prompts: list[str]) -> Any:
+        if self.tokenizer is None:  # random model: stable hash ids, no tokenizer files needed
+            vocab = self.model.config.text_config.vocab_size
+            ids = [[zlib.crc32(w.encode()) % (vocab - 2) + 1 for w in p.split()] for p in prompts]
+            n = max(map(len, ids))
+            input_ids = self.torch.tensor([i + [0] * (n - len(i)) for i in ids])
+            mask = self.torch.tensor([[1] * len(i) + [0] * (n - len(i)) for i in ids])
+        else:
+            enc = self.tokenizer(prompts, padding=True, return_tensors="pt")
+            input_ids, mask = enc["input_ids"], enc["attention_mask"]
+        feats = _features(self.model.get_text_features(input_ids=input_ids.to(self.device),
+                                                       attention_mask=mask.to(self.device)))
+        return feats / feats.norm(dim=-1, keepdim=True)
+
+    def _pixels(self, rgb: np.ndarray) -> Any:
+        from PIL import Image
+
+        img = Image.fromarray(rgb).resize((self.image_size, self.image_size), Image.BICUBIC)
+        x = (np.asarray(img, np.float32) / 255.0 - _MEAN) / _STD
+        return self.torch.from_numpy(x.transpose(2, 0, 1)[None]).to(self.device)
+
+    def tag(self, rgb: np.ndarray) -> tuple[str, float]:
+        self._calls += 1
+        if (self._calls - 1) % self.every:
+            return self._last
+        with self.torch.no_grad():
+            img = _features(self.model.get_image_features(pixel_values=self._pixels(rgb)))
+            img = img / img.norm(dim=-1, keepdim=True)
+            probs = (100.0 * img @ self._text.T).softmax(dim=-1)[0]
+        i = int(probs.argmax())
+        score = float(probs[i])
+        self._last = (self.places[i], score) if score >= self.min_score else ("unknown", score)
+        return self._last
+
+
+def _features(out: Any) -> Any:
+    """transformers 5 may return a model output instead of a tensor from get_*_features."""
+    return out if hasattr(out, "norm") else out.pooler_output
+
+
+def build(cfg: Mapping[str, Any]) -> Any:
+    kw = {k: v for k, v in cfg.items() if k != "name"}
+    return FallbackSceneTagger(**kw) if cfg.get("name") == "fallback" else ClipSceneTagger(**kw)

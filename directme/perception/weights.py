@@ -1,0 +1,120 @@
+"""Locate model weights on this machine: never download, fail with the file to fetch.
+
+Search order for a checkpoint: the explicit ``path`` (a file, or a folder holding it),
+``$DIRECTME_WEIGHTS_DIR``, ``~/.cache/directme``, the Hugging Face cache (offline lookup),
+the torch hub checkpoint folder. ``weights: "random"`` in a backend config skips the lookup
+and keeps the randomly initialised architecture (tests, `directme doctor`, timing).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Union
+
+from ..errors import MissingWeightsError
+
+RANDOM = "random"
+PathLike = Union[str, Path]
+
+
+@dataclass(frozen=True)
+class WeightSpec:
+    """Where a checkpoint comes from: a file name, its Hugging Face repo (if any) and a URL hint."""
+
+    filename: str
+    hf_repo: Optional[str] = None
+    url: Optional[str] = None
+
+    def fetch_hint(self) -> str:
+        if self.hf_repo:
+            return (f"huggingface-cli download {self.hf_repo}" +
+                    ("" if self.filename == "*" else f" {self.filename}"))
+        return f"download {self.url or self.filename}"
+
+
+def search_dirs() -> list[Path]:
+    dirs = []
+    if os.environ.get("DIRECTME_WEIGHTS_DIR"):
+        dirs.append(Path(os.environ["DIRECTME_WEIGHTS_DIR"]).expanduser())
+    dirs.append(Path("~/.cache/directme").expanduser())
+    dirs.append(Path(os.environ.get("TORCH_HOME", "~/.cache/torch")).expanduser() / "hub" / "checkpoints")
+    return dirs
+
+
+def _hf_cached(repo: str, filename: str) -> Optional[Path]:
+    """Path of ``filename`` of ``repo`` in the local Hugging Face cache (no network)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    got = try_to_load_from_cache(repo, filename)
+    return Path(got) if isinstance(got, str) and Path(got).exists() else None
+
+
+def hf_snapshot_dir(repo: str) -> Optional[Path]:
+    """Local snapshot folder of a Hugging Face repo, or None (never downloads)."""
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:
+        return None
+    try:
+        return Path(snapshot_download(repo, local_files_only=True))
+    except (LocalEntryNotFoundError, OSError, ValueError):
+        return None
+
+
+def find_weights(spec: WeightSpec, path: Optional[PathLike] = None, what: str = "model") -> Path:
+    """The checkpoint file for ``spec``; MissingWeightsError naming the file and how to fetch it."""
+    tried: list[str] = []
+    if path is not None:
+        p = Path(path).expanduser()
+        if p.is_file():
+            return p
+        if p.is_dir() and (p / spec.filename).is_file():
+            return p / spec.filename
+        tried.append(str(p))
+    for d in search_dirs():
+        if (d / spec.filename).is_file():
+            return d / spec.filename
+        tried.append(str(d))
+    if spec.hf_repo:
+        hit = _hf_cached(spec.hf_repo, spec.filename)
+        if hit is not None:
+            return hit
+        tried.append(f"Hugging Face cache ({spec.hf_repo})")
+    raise MissingWeightsError(
+        f"{what}: weights file '{spec.filename}' not found (looked in: {'; '.join(tried)}). "
+        f"Fetch it on a machine with network ({spec.fetch_hint()}) and pass its path in the backend "
+        f"config ('weights': '/path/to/{spec.filename}') or put it in $DIRECTME_WEIGHTS_DIR; "
+        f"use 'weights': 'random' to run the architecture with random weights.")
+
+
+def find_hf_model_dir(repo: str, path: Optional[PathLike] = None, what: str = "model",
+                      required: str = "config.json") -> Path:
+    """A Hugging Face style model folder (config + weights) from ``path`` or the local cache."""
+    if path is not None:
+        p = Path(path).expanduser()
+        if (p / required).is_file():
+            return p
+    local = Path(os.environ.get("DIRECTME_WEIGHTS_DIR", "~/.cache/directme")).expanduser() / repo.split("/")[-1]
+    for cand in (local, hf_snapshot_dir(repo)):
+        if cand is not None and (cand / required).is_file():
+            return cand
+    raise MissingWeightsError(
+        f"{what}: model folder for '{repo}' not found ({'given path ' + str(path) + ', ' if path else ''}"
+        f"{local}, Hugging Face cache). Fetch it on a machine with network (huggingface-cli download {repo}) "
+        f"and pass the folder as 'weights' in the backend config, or use 'weights': 'random'.")
+
+
+def describe(spec_or_repo: Union[WeightSpec, str], path: Optional[PathLike] = None) -> str:
+    """Where real weights were found, or 'not found (fetch: ...)' - for `directme doctor`."""
+    try:
+        if isinstance(spec_or_repo, WeightSpec):
+            return str(find_weights(spec_or_repo, path))
+        return str(find_hf_model_dir(spec_or_repo, path))
+    except MissingWeightsError:
+        hint = spec_or_repo.fetch_hint() if isinstance(spec_or_repo, WeightSpec) \
+            else f"huggingface-cli download {spec_or_repo}"
+        return f"not found (fetch: {hint})"

@@ -1,0 +1,292 @@
+"""Render memory in the wearer's ego frame at time t: direction word, clock hour, metric
+distance, reachability, place, last-seen time and movement history of each object.
+
+Pure functions of a ``MemorySnapshot`` (no I/O), so they are tested with hand-built snapshots."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional, Sequence
+
+import numpy as np
+
+from ..geometry import EgoFrame, azimuth_deg, clock_hour, direction_word, ground_distance_m
+from ..memory.snapshot import MemorySnapshot, ObjectNode
+
+DEFAULT_REACH_M = 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class EgoRelation:
+    """Where one object is relative to the wearer at ``t_s``."""
+
+    node_id: str
+    label: str
+    t_s: float
+    position_ego: np.ndarray  # (3,) x forward, y left, z up, metres
+    azimuth_deg: float
+    direction: str  # one of geometry.DIRECTIONS_8
+    clock: int  # 1..12, 12 = straight ahead
+    distance_m: float  # on the ground plane
+    reachable: bool
+    place: Optional[str]
+    last_seen_s: float
+    present: bool
+    moves: tuple[tuple[float, str], ...] = ()  # (time, place tag) of each placement, oldest first
+
+    def describe(self) -> str:
+        reach = "within reach" if self.reachable else "out of reach"
+        where = f", in the {self.place}" if self.place else ""
+        gone = "" if self.present else " (no longer there when last checked)"
+        moved = ""
+        if len(self.moves) > 1:
+            moved = "; moved: " + " -> ".join(f"{p or '?'} ({t:.0f} s)" for t, p in self.moves)
+        return (f"{self.label} [{self.node_id}]: {self.direction}, {self.clock} o'clock, {self.distance_m:.1f} m, "
+                f"{reach}{where}; last seen {self.last_seen_s:.0f} s ({self.t_s - self.last_seen_s:.0f} s ago)"
+                f"{gone}{moved}")
+
+
+def ego_frame_at(snapshot: MemorySnapshot, t_s: Optional[float] = None) -> Optional[EgoFrame]:
+    """The wearer's ego frame at ``t_s`` (default: the snapshot time), or None without poses."""
+    pose = snapshot.ego.pose_at(snapshot.t_s if t_s is None else t_s)
+    if pose is None:
+        return None
+    return EgoFrame.from_camera(pose, snapshot.up_world)
+
+
+def direction_text(azimuth: float) -> str:
+    """'in front of you', 'behind you' or 'to your <direction word>' for an ego azimuth in degrees."""
+    word = direction_word(azimuth)
+    return {"front": "in front of you", "behind": "behind you"}.get(word, f"to your {word}")
+
+
+def position_at(node: ObjectNode, t_s: float) -> np.ndarray:
+    """World position of ``node`` at ``t_s``: its placement seen last at or before t_s (else the
+    earliest known placement, for objects first seen later)."""
+    history = [(t, p) for t, p in node.position_history if t <= t_s]
+    if history:
+        last_p = history[-1][1]
+        if len(history) == len(node.position_history):
+            return np.asarray(node.position_w, dtype=np.float64)
+        return np.asarray(last_p, dtype=np.float64)
+    if node.position_history:
+        return np.asarray(node.position_history[0][1], dtype=np.float64)
+    return np.asarray(node.position_w, dtype=np.float64)
+
+
+def place_of_point(snapshot: MemorySnapshot, point_w: np.ndarray) -> Optional[str]:
+    """Tag of the place whose centre is nearest on the ground plane (None without places)."""
+    if not snapshot.places:
+        return None
+    up = _unit(snapshot.up_world)
+    best, best_d = None, np.inf
+    for place in snapshot.places.values():
+        diff = np.asarray(place.center_w, dtype=np.float64) - point_w
+        d = float(np.linalg.norm(diff - np.dot(diff, up) * up))
+        if d < best_d:
+            best, best_d = place.tag, d
+    return best
+
+
+def tag_at(snapshot: MemorySnapshot, t_s: float) -> Optional[str]:
+    """The wearer's scene tag at the latest frame <= t_s."""
+    ego = snapshot.ego
+    i = int(np.searchsorted(ego.times_s, t_s, side="right")) - 1
+    return ego.scene_tags[i] if 0 <= i < len(ego.scene_tags) else None
+
+
+def nearest_ego_tag(snapshot: MemorySnapshot, point_w: np.ndarray, k: int = 3) -> Optional[str]:
+    """Majority scene tag of the ``k`` wearer positions nearest to ``point_w`` (ground plane)."""
+    ego = snapshot.ego
+    tags = np.array([t or "" for t in ego.scene_tags], dtype=object)
+    if len(ego) == 0 or len(tags) != len(ego):
+        return None
+    up = _unit(snapshot.up_world)
+    diff = ego.T_world_cam[:, :3, 3] - np.asarray(point_w, dtype=np.float64)
+    d = np.linalg.norm(diff - np.outer(diff @ up, up), axis=1)
+    d[tags == ""] = np.inf
+    order = np.argsort(d)[:k]
+    votes: dict[str, int] = {}
+    for i in order:
+        if np.isfinite(d[i]):
+            votes[tags[i]] = votes.get(tags[i], 0) + 1
+    return max(votes, key=votes.get) if votes else None
+
+
+ObsTimes = Callable[[str], np.ndarray]  # node id -> times (s) of the object's observations <= t
+
+
+def object_place(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1,
+                 obs_times: Optional[ObsTimes] = None) -> Optional[str]:
+    votes = place_votes(snapshot, node, placement, obs_times)
+    if not votes:
+        if node.place_id and node.place_id in snapshot.places:
+            return snapshot.places[node.place_id].tag
+        return place_of_point(snapshot, np.asarray(node.position_w))
+    return max(votes, key=votes.get)
+
+
+def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1,
+                obs_times: Optional[ObsTimes] = None) -> dict[str, float]:
+    """Evidence (tag -> weight) for the room of one placement of an object (default: the current one).
+
+    With the object's observation times: the tag where the wearer stood at the observation taken
+    closest to the object (an object is seen from inside its room; through a door only from afar).
+    Without them: votes of the tag where a moved object was put down, its keyframes' tags and the
+    tags of the wearer positions nearest to it."""
+    history = node.position_history or ((node.first_seen_s, node.position_w),)
+    placement = placement % len(history)
+    start = history[placement][0]
+    end = history[placement + 1][0] if placement + 1 < len(history) else np.inf
+    point = node.position_w if placement == len(history) - 1 else history[placement][1]
+    times = np.asarray(obs_times(node.node_id) if obs_times else (), dtype=np.float64)
+    times = times[(times >= start - 1e-6) & (times < end) & (times <= snapshot.t_s)]
+    if len(times) and len(snapshot.ego):
+        return _observation_votes(snapshot, times, np.asarray(point, dtype=np.float64))
+    votes: dict[str, float] = {}
+
+    def vote(tag: Optional[str], w: float) -> None:
+        if tag:
+            votes[tag] = votes.get(tag, 0.0) + w
+
+    if placement > 0:
+        vote(tag_at(snapshot, start), 3.0)
+    for ref in node.keyframes:
+        if start <= ref.t_s < end:
+            vote(tag_at(snapshot, ref.t_s), 1.0)
+    vote(nearest_ego_tag(snapshot, point), 1.5)
+    return votes
+
+
+def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.ndarray) -> dict[str, float]:
+    """Tag voted by the observations of ``point_w``, weighted steeply by closeness (1 / (0.3 + d)^4)."""
+    ego = snapshot.ego
+    idx = np.clip(np.searchsorted(ego.times_s, times, side="right") - 1, 0, len(ego) - 1)
+    up = _unit(snapshot.up_world)
+    diff = ego.T_world_cam[idx, :3, 3] - point_w
+    d = np.linalg.norm(diff - np.outer(diff @ up, up), axis=1)
+    votes: dict[str, float] = {}
+    for i, dist in zip(idx.tolist(), d.tolist()):
+        tag = ego.scene_tags[i] if i < len(ego.scene_tags) else None
+        if tag:
+            votes[tag] = votes.get(tag, 0.0) + (0.3 + dist) ** -4
+    return votes
+
+
+def relate(snapshot: MemorySnapshot, node: ObjectNode, t_s: Optional[float] = None,
+           reach_m: float = DEFAULT_REACH_M, frame: Optional[EgoFrame] = None,
+           obs_times: Optional[ObsTimes] = None) -> Optional[EgoRelation]:
+    """Ego relation of one object at ``t_s`` (default: snapshot time); None if no pose is known."""
+    t = snapshot.t_s if t_s is None else float(t_s)
+    frame = frame or ego_frame_at(snapshot, t)
+    if frame is None:
+        return None
+    p_w = position_at(node, t)
+    p_e = frame.to_ego(p_w)
+    az = azimuth_deg(p_e)
+    dist = ground_distance_m(p_e)
+    at_now = t >= snapshot.t_s
+    moves = tuple((float(tp), object_place(snapshot, node, i, obs_times) or "") for i, (tp, _) in
+                  enumerate(node.position_history) if tp <= t)
+    return EgoRelation(node_id=node.node_id, label=node.label, t_s=t, position_ego=p_e, azimuth_deg=az,
+                       direction=direction_word(az), clock=clock_hour(az), distance_m=dist,
+                       reachable=bool(dist <= reach_m),
+                       place=object_place(snapshot, node, max(0, len(moves) - 1), obs_times),
+                       last_seen_s=min(node.last_seen_s, t), present=node.present or not at_now, moves=moves)
+
+
+def relative_direction(snapshot: MemorySnapshot, a: ObjectNode, b: ObjectNode, t_s: Optional[float] = None) -> \
+        Optional[tuple[str, float]]:
+    """Direction word and ground distance of ``a`` as seen from ``b``, in the wearer's orientation at t."""
+    t = snapshot.t_s if t_s is None else float(t_s)
+    frame = ego_frame_at(snapshot, t)
+    if frame is None:
+        return None
+    R_ego_world = frame.T_world_ego.R.T
+    d_e = R_ego_world @ (position_at(a, t) - position_at(b, t))
+    return direction_word(azimuth_deg(d_e)), ground_distance_m(d_e)
+
+
+def place_sequence(snapshot: MemorySnapshot, t_from: float = -np.inf, t_to: Optional[float] = None,
+                   min_frames: int = 1) -> list[tuple[float, str]]:
+    """Places the wearer walked through in (t_from, t_to]: (entry time, tag), consecutive repeats merged.
+    Runs shorter than ``min_frames`` frames are dropped (scene-tag flicker)."""
+    t_to = snapshot.t_s if t_to is None else t_to
+    runs: list[list] = []  # [start time, tag, n frames]
+    for t, tag in zip(snapshot.ego.times_s, snapshot.ego.scene_tags):
+        if t < t_from or t > t_to or not tag:
+            continue
+        if runs and runs[-1][1] == tag:
+            runs[-1][2] += 1
+        else:
+            runs.append([float(t), tag, 1])
+    kept: list[tuple[float, str]] = []
+    for i, (start, tag, n) in enumerate(runs):
+        if n < min_frames and kept and i < len(runs) - 1:
+            continue
+        if not kept or kept[-1][1] != tag:
+            kept.append((start, tag))
+    return kept
+
+
+def current_place(snapshot: MemorySnapshot, t_s: Optional[float] = None) -> Optional[str]:
+    t = snapshot.t_s if t_s is None else t_s
+    seq = place_sequence(snapshot, t_to=t)
+    if seq:
+        return seq[-1][1]
+    pose = snapshot.ego.pose_at(t)
+    return place_of_point(snapshot, pose.t) if pose is not None else None
+
+
+def render_subgraph(snapshot: MemorySnapshot, node_ids: Iterable[str], t_s: Optional[float] = None,
+                    reach_m: float = DEFAULT_REACH_M, path_from_s: Optional[float] = None,
+                    obs_times: Optional[ObsTimes] = None) -> str:
+    """Text of the retrieved subgraph in the ego frame at t (what an MLLM or a human reads)."""
+    t = snapshot.t_s if t_s is None else float(t_s)
+    lines = [f"Time: {t:.1f} s."]
+    frame = ego_frame_at(snapshot, t)
+    if frame is None:
+        lines.append("No camera pose observed yet: the memory is empty at this time.")
+        return "\n".join(lines)
+    here = current_place(snapshot, t)
+    lines.append(f"You are {'in the ' + here if here else 'at an unknown place'}; directions are relative to "
+                 f"where you face now (front = 12 o'clock), arm reach {reach_m:.1f} m.")
+    ids = [i for i in node_ids if i in snapshot.objects]
+    rels = [relate(snapshot, snapshot.objects[i], t, reach_m, frame, obs_times) for i in ids]
+    if rels:
+        lines.append("Objects:")
+        lines.extend(f"- {r.describe()}" for r in rels if r is not None)
+    else:
+        lines.append("Objects: none of the asked objects is in memory.")
+    path = place_sequence(snapshot, t_from=-np.inf if path_from_s is None else path_from_s, t_to=t, min_frames=2)
+    if path:
+        lines.append("Your path: " + " -> ".join(f"{tag} ({ts:.0f} s)" for ts, tag in path[-8:]))
+    if snapshot.places:
+        lines.append("Places: " + ", ".join(sorted({p.tag for p in snapshot.places.values()})))
+    return "\n".join(lines)
+
+
+def unseen_views(snapshot: MemorySnapshot, node: ObjectNode, half_fov_deg: tuple[float, float] = (25.0, 18.0),
+                 range_m: tuple[float, float] = (0.8, 4.5)) -> int:
+    """Frames after the object's last sighting in which it should have been seen: the wearer was in the
+    object's room and its centre lay well inside a conservative field of view at a short range.
+    A few such frames mean it is gone even if memory still lists it (memory may miss an absence
+    when the empty place was only glimpsed)."""
+    ego = snapshot.ego
+    start = int(np.searchsorted(ego.times_s, node.last_seen_s, side="right"))
+    if start >= len(ego):
+        return 0
+    room = tag_at(snapshot, node.last_seen_s)
+    T = ego.T_world_cam[start:]
+    p_cam = np.einsum("nji,nj->ni", T[:, :3, :3], np.asarray(node.position_w) - T[:, :3, 3])
+    z = p_cam[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = (z > range_m[0]) & (z < range_m[1]) & \
+            (np.abs(p_cam[:, 0] / z) < np.tan(np.deg2rad(half_fov_deg[0]))) & \
+            (np.abs(p_cam[:, 1] / z) < np.tan(np.deg2rad(half_fov_deg[1])))
+    same_room = np.array([tag == room for tag in ego.scene_tags[start:]], dtype=bool)
+    return int(np.sum(inside & same_room))
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float64)
+    return v / (np.linalg.norm(v) or 1.0)

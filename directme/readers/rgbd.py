@@ -1,0 +1,118 @@
+"""RGB-D folders: 7-Scenes layout and TUM RGB-D layout, with depth, intrinsics and (GT) poses."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, Optional, Union
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..geometry import Intrinsics
+from ..types import Frame
+from .images import read_depth_png, read_rgb
+from .poses import Trajectory, read_matrix_pose, read_tum_trajectory
+from .resample import count_kept, resample
+
+PathLike = Union[str, Path]
+TUM_FR1 = Intrinsics(517.3, 516.5, 318.6, 255.3, 640, 480)
+
+
+def read_intrinsics_txt(path: PathLike, width: int, height: int) -> Intrinsics:
+    """A 3x3 K matrix in a text file (7-Scenes tsdf-fusion `camera-intrinsics.txt`)."""
+    try:
+        k = np.loadtxt(path)
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"{path}: cannot read a 3x3 intrinsics matrix ({exc})") from exc
+    return Intrinsics.from_K(k, width, height)
+
+
+class SevenScenesReader:
+    """`frame-NNNNNN.color.jpg` / `.depth.png` (uint16 mm) / `.pose.txt` (camera-to-world 4x4).
+
+    No timestamps in the layout: frame i is at ``i / source_fps`` s (Kinect ~30 Hz).
+    Depth 65535 (7-Scenes' invalid marker) and 0 become 0 (invalid).
+    """
+
+    def __init__(self, folder: PathLike, fps: Optional[float] = 1.0, source_fps: float = 30.0,
+                 with_poses: bool = True, with_depth: bool = True, depth_scale: float = 1000.0,
+                 intrinsics: Optional[Intrinsics] = None, max_frames: Optional[int] = None):
+        self.folder = Path(folder)
+        self.colors = sorted(self.folder.glob("frame-*.color.*"))
+        if not self.colors:
+            raise InvalidInputError(f"{self.folder}: no frame-NNNNNN.color.* files (7-Scenes layout)")
+        if max_frames is not None:
+            self.colors = self.colors[:max_frames]
+        self.fps, self.source_fps = fps, source_fps
+        self.with_poses, self.with_depth, self.depth_scale = with_poses, with_depth, depth_scale
+        self._intrinsics = intrinsics
+
+    def estimated_frames(self) -> int:
+        """Frames this reader yields (frame i at i / source_fps, resampled to fps)."""
+        return count_kept(np.arange(len(self.colors)) / self.source_fps, self.fps)
+
+    def intrinsics(self, width: int, height: int) -> Intrinsics:
+        if self._intrinsics is None:
+            k_file = self.folder / "camera-intrinsics.txt"
+            self._intrinsics = (read_intrinsics_txt(k_file, width, height) if k_file.exists()
+                                else Intrinsics(585.0, 585.0, 320.0, 240.0, 640, 480))
+        return self._intrinsics
+
+    def __iter__(self) -> Iterator[Frame]:
+        stamped = ((i / self.source_fps, (i, p)) for i, p in enumerate(self.colors))
+        for t_s, (i, color) in resample(stamped, self.fps):
+            stem = color.name.split(".")[0]
+            rgb = read_rgb(color)
+            depth = None
+            if self.with_depth:
+                depth = read_depth_png(self.folder / f"{stem}.depth.png", self.depth_scale)
+                depth[depth >= 65.535 * 1000.0 / self.depth_scale] = 0.0
+            pose = read_matrix_pose(self.folder / f"{stem}.pose.txt") if self.with_poses else None
+            yield Frame(t_s=t_s, rgb=rgb, depth_m=depth, T_world_cam=pose,
+                        intrinsics=self.intrinsics(rgb.shape[1], rgb.shape[0]), index=i, source=str(color))
+
+
+def _read_tum_list(path: Path) -> list[tuple[float, str]]:
+    if not path.exists():
+        raise InvalidInputError(f"{path} missing: a TUM RGB-D folder needs rgb.txt and depth.txt")
+    out = []
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            t, name = line.split()[:2]
+            out.append((float(t), name))
+    return out
+
+
+class TumRGBDReader:
+    """TUM RGB-D layout: rgb.txt / depth.txt (timestamp filename), depth PNG scale 5000,
+    optional groundtruth.txt (TUM trajectory). Depth and GT are matched by nearest timestamp.
+    Output timestamps are relative to the first RGB frame (``meta['t_abs_s']`` keeps the original)."""
+
+    def __init__(self, folder: PathLike, fps: Optional[float] = 1.0, intrinsics: Intrinsics = TUM_FR1,
+                 with_poses: bool = True, max_dt_s: float = 0.02):
+        self.folder = Path(folder)
+        self.rgb = _read_tum_list(self.folder / "rgb.txt")
+        self.depth = _read_tum_list(self.folder / "depth.txt")
+        if not self.rgb:
+            raise InvalidInputError(f"{self.folder}/rgb.txt lists no frames")
+        self.depth_t = np.array([t for t, _ in self.depth])
+        gt = self.folder / "groundtruth.txt"
+        self.gt: Optional[Trajectory] = read_tum_trajectory(gt) if with_poses and gt.exists() else None
+        self.fps, self.K, self.max_dt_s = fps, intrinsics, max_dt_s
+
+    def estimated_frames(self) -> int:
+        """Frames this reader yields: the rgb.txt timestamps resampled to fps."""
+        return count_kept([t - self.rgb[0][0] for t, _ in self.rgb], self.fps)
+
+    def __iter__(self) -> Iterator[Frame]:
+        t0 = self.rgb[0][0]
+        stamped = ((t - t0, (i, t, name)) for i, (t, name) in enumerate(self.rgb))
+        for t_s, (i, t_abs, name) in resample(stamped, self.fps):
+            j = int(np.argmin(np.abs(self.depth_t - t_abs))) if len(self.depth_t) else -1
+            if j < 0 or abs(self.depth_t[j] - t_abs) > self.max_dt_s:
+                raise InvalidInputError(f"{self.folder}: no depth image within {self.max_dt_s}s of rgb {name}")
+            depth = read_depth_png(self.folder / self.depth[j][1], 5000.0)
+            pose = self.gt.nearest(t_abs, self.max_dt_s) if self.gt is not None else None
+            rgb = read_rgb(self.folder / name)
+            K = self.K if self.K.shape_hw == rgb.shape[:2] else self.K.resized(rgb.shape[1], rgb.shape[0])
+            yield Frame(t_s=t_s, rgb=rgb, depth_m=depth, T_world_cam=pose, intrinsics=K, index=i,
+                        source=str(self.folder / name), meta={"t_abs_s": t_abs})

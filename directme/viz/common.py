@@ -1,0 +1,111 @@
+"""Helpers shared by the rerun logger and the static report: class colours, the ground-plane
+basis used for top-down views, graph edges with positions, and the targets an answer used."""
+from __future__ import annotations
+
+import re
+import zlib
+from typing import Any, Iterator, Optional, Sequence
+
+import numpy as np
+
+from ..geometry import EgoFrame, Pose
+
+# matplotlib's tab10 without grey, as uint8 RGB: distinct, readable on white and on black.
+_PALETTE = np.array([
+    (31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
+    (140, 86, 75), (227, 119, 194), (188, 189, 34), (23, 190, 207), (57, 59, 121),
+    (173, 73, 74), (99, 121, 57), (206, 109, 189), (222, 158, 214),
+], dtype=np.uint8)
+
+
+def class_color(label: str) -> np.ndarray:
+    """A stable RGB (uint8) colour per class label (same in rerun and in the report)."""
+    return _PALETTE[zlib.crc32(label.strip().lower().encode("utf-8")) % len(_PALETTE)]
+
+
+def ground_basis(up_world: np.ndarray) -> np.ndarray:
+    """(2, 3) rows e1, e2 spanning the ground plane, right-handed seen from above (e1 x e2 = up).
+
+    With up = +z this is (x, y), so a top-down plot of a z-up world shows plain world x / y.
+    """
+    up = np.asarray(up_world, dtype=np.float64)
+    up = up / np.linalg.norm(up)
+    axis = np.eye(3)[1] if abs(up[0]) > 0.9 else np.eye(3)[0]  # world x, unless x is (nearly) up
+    e1 = axis - np.dot(axis, up) * up
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(up, e1)
+    return np.stack([e1, e2])
+
+
+def to_ground(points_w: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """Project (N, 3) world points to (N, 2) ground-plane coordinates."""
+    return np.asarray(points_w, dtype=np.float64).reshape(-1, 3) @ basis.T
+
+
+def node_position(snapshot: Any, node_id: str) -> Optional[np.ndarray]:
+    """World position of an object or place node of a snapshot, None when unknown."""
+    if node_id in snapshot.objects:
+        return np.asarray(snapshot.objects[node_id].position_w, dtype=np.float64)
+    if node_id in snapshot.places:
+        return np.asarray(snapshot.places[node_id].center_w, dtype=np.float64)
+    return None
+
+
+def graph_edges(snapshot: Any) -> Iterator[tuple[str, str, np.ndarray, np.ndarray]]:
+    """Edges of the snapshot's scene graph whose two ends have positions (object / place nodes)."""
+    graph = getattr(snapshot, "graph", None)
+    if graph is None or not hasattr(graph, "edges"):
+        return
+    for u, v in graph.edges():
+        pu, pv = node_position(snapshot, str(u)), node_position(snapshot, str(v))
+        if pu is not None and pv is not None:
+            yield str(u), str(v), pu, pv
+
+
+def answer_targets(snapshot: Any, answer: Any) -> list[str]:
+    """Object / place node ids in ``answer.evidence`` that exist in the snapshot (order kept)."""
+    ids: list[str] = []
+    for ev in getattr(answer, "evidence", ()) or ():
+        nid = str(ev.node_id)
+        if nid not in ids and node_position(snapshot, nid) is not None:
+            ids.append(nid)
+    return ids
+
+
+def ego_frame_at(snapshot: Any, t_s: Optional[float] = None) -> Optional[EgoFrame]:
+    """The wearer's ego frame at ``t_s`` (default: the snapshot time), None before the first pose."""
+    pose: Optional[Pose] = snapshot.ego.pose_at(snapshot.t_s if t_s is None else t_s)
+    if pose is None:
+        return None
+    return EgoFrame.from_camera(pose, np.asarray(snapshot.up_world, dtype=np.float64))
+
+
+def trajectory_w(snapshot: Any) -> np.ndarray:
+    """(N, 3) camera centres of the ego track up to the snapshot time."""
+    ego = snapshot.ego
+    if len(ego) == 0:
+        return np.zeros((0, 3))
+    keep = np.asarray(ego.times_s) <= snapshot.t_s
+    return np.asarray(ego.T_world_cam, dtype=np.float64)[keep][:, :3, 3]
+
+
+def short_text(text: str, limit: int = 90) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def labels_of(snapshot: Any, ids: Sequence[str]) -> list[str]:
+    out = []
+    for nid in ids:
+        node = snapshot.objects.get(nid) or snapshot.places.get(nid)
+        out.append(getattr(node, "label", None) or getattr(node, "tag", nid))
+    return out
+
+
+def answer_line(answer: Any) -> str:
+    """The answer as one line: "(B) text", unless the text already starts with its letter."""
+    letter = getattr(answer, "letter", None)
+    text = " ".join(str(answer.text).split())
+    if not letter or re.match(rf"^\(?{re.escape(letter)}[.):]", text):
+        return text
+    return f"({letter}) {text}"

@@ -1,0 +1,159 @@
+"""The geometric answerer on hand-built snapshots: one case per UCS-Bench subtask, plus the
+low-confidence paths (unseen object, options that do not fit, questions not understood)."""
+import pytest
+from snapshot_builders import obj, snapshot, walk
+
+from directme.answerers.geometric import GeometricAnswerer
+from directme.answerers.registry import available_answerers, build_answerer
+from directme.errors import InvalidInputError
+from directme.query.context import build_context
+from directme.query.vocab import Vocabulary
+
+# kitchen (x<4) -> corridor -> living room; at t=40 the wearer stands at (8, 0) facing +x
+TRACK = walk([(0, 1, 0, 0, "kitchen"), (15, 5, 0, 0, "corridor"), (25, 8, 0, 0, "living room"),
+              (35, 8, 0, 0, "living room")])
+OBJECTS = [
+    obj("sofa", "Couch", (11, 0), t0=26, t1=40),  # 3 m ahead
+    obj("tv", "Monitor/TV", (8, 3), t0=27, t1=40),  # 3 m left
+    obj("cup", "Cup", (8.6, -0.5), t0=3, t1=38, history=[(3, (2, 1)), (30, (8.6, -0.5))], keyframes=(3, 30)),
+    obj("kettle", "Kettle", (2, -1), t0=2, t1=12, keyframes=(2, 10)),  # 6 m behind
+    obj("apple1", "Apple", (2, 1.5), t0=4, t1=12), obj("apple2", "Apple", (3, 1.5), t0=5, t1=12),
+    obj("apple3", "Apple", (2.5, -1.5), t0=6, t1=8, present=False),
+]
+DIRS = ["It is in front of you.", "It is on your left.", "It is behind you.", "It is on your right.",
+        "It is to your front-left."]
+
+
+def ask(question, options, t=40.0, objects=OBJECTS):
+    snap = snapshot(t, objects, TRACK)
+    ctx = build_context(question, options, snap, Vocabulary(), None)
+    return GeometricAnswerer().answer(ctx)
+
+
+@pytest.mark.parametrize("question, options, letter", [
+    ("Which side is the TV on right now?", DIRS, "B"),  # Ego-centric Position
+    ("At what o'clock is the sofa from me right now?", ["At 3 o'clock.", "At 12 o'clock.", "At 9 o'clock."], "B"),
+    ("Where is the kettle?", DIRS, "C"),  # Relative Position & Orientation Memory (seen long ago)
+    ("If I turn to face the TV, which side will the sofa be on?", DIRS, "D"),
+    ("Which is closer to me now, the sofa or the cup?", ["The sofa.", "The cup."], "B"),  # Distance Comparison
+    ("Which is farther from me now, the sofa or the cup?", ["The sofa.", "The cup."], "A"),
+    ("Can I reach the cup now?", ["Yes.", "No."], "A"),  # Reachability Judgment
+    ("Is the sofa within arm's reach right now?", ["Yes, you can.", "No, you can't."], "B"),
+    ("Which of these objects did I see in the kitchen?", ["A sofa.", "A kettle.", "A bed.", "A TV."], "B"),
+    ("Which of these objects have I seen so far?", ["A bed.", "A toilet.", "A laptop.", "An apple."], "D"),
+    ("How many apples are there?", ["One.", "Two.", "Three.", "Four.", "Zero."], "B"),  # present only
+    ("How many apples are in the living room now?", ["0", "1", "2", "3"], "A"),
+    ("Which room was I in before I entered the living room?", ["The kitchen.", "The corridor.", "The bedroom."], "B"),
+    ("Where did I go after leaving the kitchen?", ["The kitchen.", "The corridor.", "The bedroom."], "B"),
+    ("Which room was I in 30 seconds ago?", ["The kitchen.", "The corridor.", "The living room."], "A"),
+    ("Where was the cup before I moved it?", ["The kitchen.", "The corridor.", "The living room."], "A"),
+    ("Where did I put the cup?", ["The kitchen.", "The corridor.", "The living room."], "C"),
+])
+def test_each_subtask(question, options, letter):
+    a = ask(question, options)
+    assert a.letter == letter, (a.text, a.subgraph_text)
+    assert sum(a.option_scores.values()) == pytest.approx(1.0)
+    assert a.confidence > 0.5 and not {"no_evidence", "options_mismatch", "not_understood"} & set(a.flags)
+
+
+def test_same_question_two_times_uses_memory_at_each_time():
+    # at t=12 the wearer is in the kitchen at (1, 0) facing +x: the kettle is in front-right
+    early = ask("Which side is the kettle on right now?", DIRS + ["It is to your front-right."], t=12)
+    late = ask("Which side is the kettle on right now?", DIRS + ["It is to your front-right."], t=40)
+    assert (early.letter, late.letter) == ("F", "C")
+
+
+def test_unseen_object_is_low_confidence():
+    a = ask("Where is the giraffe?", DIRS)
+    assert a.confidence == 0.0 and "no_evidence" in a.flags
+    assert sum(a.option_scores.values()) == pytest.approx(1.0)
+
+
+def test_options_that_do_not_fit_are_flagged():
+    a = ask("Which side is the TV on right now?", ["Bananas.", "Forty-two.", "Purple."])
+    assert a.confidence == 0.0 and "options_mismatch" in a.flags
+
+
+def test_not_understood_question():
+    a = ask("Is the door closed?", ["Yes.", "No."])
+    assert a.confidence == 0.0 and "not_understood" in a.flags
+
+
+def test_free_text_answer_without_options():
+    a = ask("Where is the TV relative to me right now?", [])
+    assert a.letter is None and a.option_scores is None and "left" in a.text
+
+
+def test_registry_builds_geometric_and_rejects_unknown():
+    assert "geometric" in available_answerers() and "transformers" in available_answerers()
+    assert isinstance(build_answerer("geometric"), GeometricAnswerer)
+    with pytest.raises(InvalidInputError, match="unknown answerer"):
+        build_answerer("nope")
+
+
+@pytest.mark.parametrize("question, options, expected", [
+    ("Which room was I in before this one?", [], "The corridor"),
+    ("Which room was I in before this one?", ["The kitchen.", "The corridor.", "The living room."], "B"),
+    ("Which room did I come from?", ["The kitchen.", "The corridor.", "The bedroom."], "B"),  # current room no option
+    # the corridor is not an option: a pass-through place, skipped
+    ("Which room was I in before this one?", ["The kitchen.", "The bedroom.", "The living room."], "A"),
+    ("Which room was I in before the living room?", ["The kitchen.", "The corridor.", "The bedroom."], "B"),
+])
+def test_room_before_the_current_one(question, options, expected):
+    """'Before this one' is the room before the one the wearer is in, whatever rooms the options name."""
+    a = ask(question, options)
+    assert (a.letter if options else a.text).startswith(expected), (a.text, a.subgraph_text)
+    assert a.confidence > 0.5 and "no_evidence" not in a.flags
+
+
+def test_no_room_before_the_first_one_is_low_confidence():
+    a = ask("Which room was I in before this one?", [], t=10)
+    assert "No earlier room" in a.text and "kitchen" in a.text and a.confidence < 0.5
+
+
+def test_path_question_lists_the_rooms_in_order():
+    a = ask("What path did I take?", [])
+    assert a.text.startswith("Your path: kitchen -> corridor -> living room (now in the living room)")
+    assert "walked 7.0 m" in a.text  # (1, 0) -> (5, 0) -> (8, 0)
+
+
+@pytest.mark.parametrize("n_present, phrase", [(1, "1 apple."), (2, "2 apples.")])
+def test_count_text_agrees_in_number(n_present, phrase):
+    objects = OBJECTS[:4] + OBJECTS[4:4 + n_present]
+    assert ask("How many apples are there?", [], objects=objects).text == phrase
+
+
+# no scene tags (e.g. RGB-D input without a scene tagger): 4 m along +x, turn left, 3 m along +y
+UNTAGGED = [(float(t), float(t), 0.0, 0.0, None) for t in range(5)] + \
+           [(float(t), 4.0, float(t - 4), 90.0, None) for t in range(5, 8)]
+
+
+def test_path_without_scene_tags_comes_from_the_poses():
+    a = _ask_untagged("What path did I take?")
+    assert a.text.startswith("You walked 7.0 m in 7 s")
+    assert "at 0 s you were 5.0 m from here, to your behind-left" in a.text
+    assert "1 turn: left at 4 s" in a.text and "face 90 deg to the left" in a.text
+    assert a.confidence == 1.0 and not {"no_evidence", "empty_memory", "no_places"} & set(a.flags)
+
+
+def test_where_was_i_without_scene_tags_is_relative_to_here():
+    a = _ask_untagged("Where was I 3 seconds ago?")
+    assert "at 4 s you were 3.0 m from here, behind you (6 o'clock)" in a.text and a.confidence == 1.0
+
+
+def test_room_question_without_scene_tags_says_rooms_are_unknown():
+    a = _ask_untagged("Which room was I in before this one?")
+    assert a.text.startswith("No room names in memory") and "You walked 7.0 m" in a.text
+    assert "no_places" in a.flags and a.confidence < 0.5
+    b = _ask_untagged("Which room was I in before this one?", ["The kitchen.", "The office."])
+    assert b.confidence == 0.0 and "options_mismatch" in b.flags
+
+
+def _ask_untagged(question, options=()):
+    snap = snapshot(7.0, [], UNTAGGED)
+    return GeometricAnswerer().answer(build_context(question, list(options), snap, Vocabulary(), None))
+
+
+def test_count_with_no_object_in_memory_is_flagged():
+    a = _ask_untagged("How many chairs are there?")
+    assert a.text == "0 chairs." and a.confidence <= 0.2 and "no_evidence" in a.flags

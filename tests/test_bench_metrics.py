@@ -1,0 +1,82 @@
+"""Benchmark metrics against values computed by hand on tiny cases."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from directme.bench import metrics as M
+
+
+def test_accuracy_table_groups_and_unscored():
+    recs = [{"correct": True, "category": "a", "qtype": "X"}, {"correct": False, "category": "a", "qtype": "Y"},
+            {"correct": True, "category": "b", "qtype": "X"}, {"correct": None, "category": "b", "qtype": "Y"}]
+    t = M.accuracy_table(recs, ("category", "qtype"))
+    assert t["overall"] == {"accuracy": 2 / 3, "correct": 2, "total": 3, "unscored": 1}
+    assert t["per_category"]["a"]["accuracy"] == 0.5 and t["per_category"]["b"]["accuracy"] == 1.0
+    assert t["per_qtype"]["Y"] == {"accuracy": 0.0, "correct": 0, "total": 1, "unscored": 1}
+
+
+def test_real_time_accuracy_window():
+    assert M.real_time_correct(True, 4.9, 5.0)
+    assert M.real_time_correct(True, 5.0, 5.0)
+    assert not M.real_time_correct(True, 5.1, 5.0)  # right, but too late
+    assert not M.real_time_correct(False, 0.1, 5.0)
+
+
+def test_memory_persistence_and_censoring():
+    assert M.memory_persistence_s(False, []) == (0.0, False)
+    assert M.memory_persistence_s(True, [True, True, False, True]) == (120.0, False)  # 2 recalls then a miss
+    assert M.memory_persistence_s(True, [False]) == (0.0, False)
+    assert M.memory_persistence_s(True, [True] * 10) == (600.0, True)  # survived every round: a lower bound
+    assert M.memory_persistence_s(True, [True] * 3) == (180.0, True)  # stream ended after 3 rounds: censored
+    assert M.memory_persistence_s(True, [True] * 12, max_rounds=10) == (600.0, True)
+
+
+def test_phostream_response_windows():
+    # forward item: evidence at t_p = 42, window 2 s
+    assert M.classify_response(42, 41, 2.0) == M.EARLY
+    assert M.classify_response(42, 42, 2.0) == M.ON_TIME
+    assert M.classify_response(42, 44, 2.0) == M.ON_TIME
+    assert M.classify_response(42, 45, 2.0) == M.LATE
+    assert M.classify_response(42, None, 2.0) == M.NO_RESPONSE
+    rates = M.response_rates([M.EARLY, M.ON_TIME, M.ON_TIME, M.NO_RESPONSE])
+    assert rates == {M.ON_TIME: 0.5, M.EARLY: 0.25, M.NO_RESPONSE: 0.25, M.LATE: 0.0}
+
+
+def test_tiou_and_recall_at_5():
+    assert M.tiou((0, 10), (5, 15)) == pytest.approx(5 / 15)
+    assert M.tiou((0, 10), (10, 20)) == 0.0
+    gt = [(10, 20), (100, 110)]
+    # (12, 22): inter 8, union 12 -> 0.667 hit; (100, 140): inter 10, union 40 -> 0.25 miss
+    assert M.recall_at_k([(12, 22), (100, 140)], gt, k=5, threshold=0.3) == 0.5
+    # the hit for the second span is ranked 6th: outside the top 5
+    ranked = [(12, 22), (0, 1), (0, 1), (0, 1), (0, 1), (101, 109)]
+    assert M.recall_at_k(ranked, gt, k=5, threshold=0.3) == 0.5
+    assert M.recall_at_k(ranked, gt, k=6, threshold=0.3) == 1.0
+    # (0, 13) vs (10, 20): inter 3, union 20 -> 0.15, a miss; (0, 10) vs (0, 3): exactly 0.3, a hit
+    assert M.recall_at_k([(0, 13)], [(10, 20)]) == 0.0
+    assert M.recall_at_k([(0, 10)], [(0, 3)]) == 1.0
+
+
+def test_option_confidence_entropy_and_slope():
+    conf, ent, p = M.option_confidence({"A": 2.0, "B": 1.0, "C": 1.0, "D": 0.0})
+    assert conf == 0.5 and p == {"A": 0.5, "B": 0.25, "C": 0.25, "D": 0.0}
+    assert ent == pytest.approx(-(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25)))
+    assert M.option_confidence(None) == (None, None, {})
+    # confidence 0.9, 0.7, 0.5 over steps 0, 1, 2 -> slope -0.2 per step
+    assert M.slope([0, 1, 2], [0.9, 0.7, 0.5]) == pytest.approx(-0.2)
+    # least squares over noisy points: x = 0,1,2,3 ; y = 1,3,2,4 -> slope 0.8
+    assert M.slope([0, 1, 2, 3], [1, 3, 2, 4]) == pytest.approx(0.8)
+    assert M.slope([1, 1], [0.2, 0.4]) is None
+
+
+def test_text_helpers():
+    assert M.relation_terms("It is to your front-left and rear-left.") == {"front-left", "behind-left"}
+    assert M.relation_terms("It is on your left.") == {"left"}
+    assert M.relation_terms("It is behind you right now") == {"behind"}
+    assert M.relation_terms("It's on your left front.") == {"front-left"}
+    assert M.parse_letters("B, A and B", "ABCD") == ["B", "A"]
+    assert M.token_overlap_correct("to get the phone charger", "I went to get my charger")
+    assert not M.token_overlap_correct("to get the phone charger", "no idea")
+    assert M.pairwise_order_accuracy(["B", "A", "C"], ["A", "B", "C"]) == pytest.approx(2 / 3)

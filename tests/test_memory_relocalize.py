@@ -1,0 +1,76 @@
+"""Landmark relocalisation: a room revisited with drifted input poses joins its old nodes."""
+import numpy as np
+import pytest
+
+from directme.geometry import Intrinsics, Pose
+from directme.memory import MemoryConfig, SpatialMemory
+from directme.memory.relocalize import with_pose
+from directme.memory.testing import Box, look_at, orbit, perceive
+
+SCENE = [Box(1, "mug", (0.6, 0.2, 0.1), (0.15, 0.15, 0.2)), Box(2, "lamp", (-0.5, 0.6, 0.25), (0.3, 0.3, 0.5)),
+         Box(3, "plant", (-0.4, -0.7, 0.2), (0.35, 0.35, 0.4)), Box(4, "box", (0.5, -0.6, 0.15), (0.4, 0.3, 0.3))]
+DRIFT = np.array([0.9, -0.6, 0.0])  # input world frame error accumulated while away
+
+
+def _stream(drift: np.ndarray):
+    """Orbit the room, walk 12 m down an empty corridor, come back and orbit again with drifted poses."""
+    first = list(orbit(SCENE, 10, radius=2.5, scene_tag="kitchen"))
+    K = Intrinsics.from_fov(128, 96, 70.0)
+    corridor = [perceive([], look_at((4.0 + k, 0.0, 1.6), (4.0 + k, 5.0, 1.4)), K, 10.0 + k, 10 + k, "corridor")
+                for k in range(12)]
+    D = Pose.from_Rt(np.eye(3), drift)
+    back = [with_pose(fp, Pose(D.matrix @ fp.frame.T_world_cam.matrix))
+            for fp in orbit(SCENE, 10, radius=2.5, t0=22.0, index0=22, scene_tag="kitchen", turns=0.9)]
+    truth = [fp.frame.T_world_cam.t for fp in orbit(SCENE, 10, radius=2.5, t0=22.0, index0=22, turns=0.9)]
+    return first + corridor + back, truth
+
+
+def _run(drift, **cfg):
+    stream, truth = _stream(np.asarray(drift, dtype=np.float64))
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), **cfg))
+    mem.update_many(stream)
+    return mem, truth
+
+
+def test_revisit_with_drift_joins_old_nodes_and_corrects_the_pose():
+    mem, truth = _run(DRIFT)
+    snap = mem.as_of(mem.latest_t_s)
+    assert sorted(o.label for o in snap.objects.values()) == ["box", "lamp", "mug", "plant"]
+    assert mem.relocalisations, "the drift was never corrected"
+    assert np.allclose(mem.T_mem_input[:3, 3], -DRIFT, atol=0.12), mem.T_mem_input[:3, 3]
+    ego_now = snap.ego.T_world_cam[-1][:3, 3]
+    assert np.linalg.norm(ego_now - truth[-1]) < 0.15
+    assert max(_map_errors_m(mem)) < 0.15  # nodes stay where the first visit mapped them
+
+
+def _map_errors_m(mem):
+    """Distance of each node from the box it stands for."""
+    return [float(np.linalg.norm(o.position_w - np.array(next(b for b in SCENE if b.label == o.label).centre_w)))
+            for o in mem.as_of(mem.latest_t_s).objects.values()]
+
+
+def test_without_relocalisation_the_same_drift_corrupts_the_map():
+    mem, _ = _run(DRIFT, relocalize=False)
+    errs = _map_errors_m(mem)
+    assert not mem.relocalisations
+    assert len(errs) > 4 or max(errs) > 0.3, errs  # duplicates, or nodes dragged to the drifted positions
+
+
+def test_exact_poses_are_never_corrected():
+    mem, _ = _run((0.0, 0.0, 0.0))
+    assert not mem.relocalisations and np.array_equal(mem.T_mem_input, np.eye(4))
+    assert len(mem.as_of(mem.latest_t_s).objects) == 4
+
+
+def test_walked_distance_follows_the_input_poses_not_the_correction_jump():
+    mem, _ = _run(DRIFT)
+    stream, _ = _stream(DRIFT)
+    p = np.array([fp.frame.T_world_cam.t for fp in stream])
+    assert mem.ego_path[-1] == pytest.approx(float(np.linalg.norm(np.diff(p, axis=0), axis=1).sum()), abs=1e-3)
+
+
+def test_correction_survives_save_and_load(tmp_path):
+    mem, _ = _run(DRIFT)
+    loaded = SpatialMemory.load(mem.save(tmp_path / "m"))
+    assert np.array_equal(loaded.T_mem_input, mem.T_mem_input)
+    assert loaded.relocalisations == mem.relocalisations

@@ -1,0 +1,88 @@
+"""Ego-frame rendering, retrieval and keyframe selection on hand-built MemorySnapshots."""
+import numpy as np
+import pytest
+from snapshot_builders import obj, snapshot, walk
+
+from directme.query.ego import place_sequence, relate, render_subgraph
+from directme.query.embed import CachedEmbedder, StringEmbedder
+from directme.query.intent import Target, parse_question
+from directme.query.keyframes import select_keyframe_refs
+from directme.query.retrieval import match_target
+from directme.query.timeref import resolve_time
+
+TRACK = walk([(0, 0, 0, 0, "kitchen"), (10, 5, 0, 90, "corridor"), (20, 5, 5, 180, "living room"),
+              (30, 5, 5, 270, "living room")])
+
+
+@pytest.mark.parametrize("xy, direction, clock", [
+    ((3, 0), "front", 12), ((0, 3), "left", 9), ((0, -3), "right", 3), ((-3, 0), "behind", 6),
+    ((2, 2), "front-left", 10), ((2, -2), "front-right", 2), ((-2, 2), "behind-left", 8), ((-2, -2), "behind-right", 4),
+])
+def test_direction_and_clock_in_ego_frame(xy, direction, clock):
+    snap = snapshot(5, [obj("o", "Cup", xy)], TRACK)
+    rel = relate(snap, snap.objects["o"])
+    assert (rel.direction, rel.clock) == (direction, clock) or (rel.direction == direction and abs(rel.clock - clock) <= 1)
+    assert rel.distance_m == pytest.approx(np.hypot(*xy))
+
+
+def test_same_object_changes_side_when_the_wearer_turns():
+    o = obj("o", "Couch", (5, 8))  # the wearer stands at (5, 5) from t=20, facing -x (t<30) then -y
+    before = relate(snapshot(25, [o], TRACK), o)
+    after = relate(snapshot(35, [o], TRACK), o)
+    assert (before.direction, after.direction) == ("right", "behind")
+
+
+def test_reachability_uses_configurable_radius():
+    snap = snapshot(5, [obj("o", "Cup", (0.8, 0.3))], TRACK)
+    assert relate(snap, snap.objects["o"], reach_m=1.0).reachable
+    assert not relate(snap, snap.objects["o"], reach_m=0.5).reachable
+
+
+def test_render_lists_relation_place_last_seen_and_moves():
+    cup = obj("c", "Cup", (6, 6), t0=2, t1=24, history=[(2, (1, 1)), (24, (6, 6))], keyframes=(2, 24))
+    text = render_subgraph(snapshot(30, [cup], TRACK), ["c"])
+    assert "Cup [c]" in text and "o'clock" in text and "m," in text
+    assert "living room" in text and "last seen 24 s" in text
+    assert "moved: kitchen (2 s) -> living room (24 s)" in text
+    assert "Your path: kitchen (0 s) -> corridor (10 s) -> living room (20 s)" in text
+
+
+def test_empty_snapshot_renders_clearly():
+    text = render_subgraph(snapshot(0, [], []), [])
+    assert "memory is empty" in text
+
+
+def test_place_sequence_and_event_times():
+    snap = snapshot(35, [], TRACK)
+    assert [tag for _, tag in place_sequence(snap)] == ["kitchen", "corridor", "living room"]
+    assert resolve_time(parse_question("Where was I when I entered the corridor?").time_ref, snap).t_event == 10
+    assert resolve_time(parse_question("Where was the cup 30 seconds ago?").time_ref, snap).t_eval == 5
+    assert not resolve_time(parse_question("When I entered the garage, where was I?").time_ref, snap).ok
+
+
+def test_matching_by_synonym_plural_and_colour():
+    snap = snapshot(5, [obj("a", "Couch", (1, 1)), obj("b", "Cup", (2, 2), color="red"),
+                        obj("c", "Cup", (3, 3), color="blue"), obj("d", "Trash bin Can", (1, 0))], TRACK)
+    assert [m.node_id for m in match_target(parse_question("Where are the sofas?").targets[0], snap)] == ["a"]
+    red = parse_question("Where is the red cup?").targets[0]
+    assert [m.node_id for m in match_target(red, snap)] == ["b"]
+    assert [m.node_id for m in match_target(parse_question("Where is the garbage can?").targets[0], snap)] == ["d"]
+    assert match_target(Target("dining table", "dining table"), snapshot(5, [obj("e", "Coffee Table", (1, 1))], TRACK)) == []
+    assert match_target(Target("giraffe", "giraffe"), snap) == []
+
+
+def test_meaning_match_with_string_fallback_embedder():
+    emb = CachedEmbedder("string")
+    snap = snapshot(5, [obj("a", "Potted Plant", (1, 1))], TRACK)
+    ms = match_target(Target("pottedplant", "pottedplant"), snap, emb)
+    assert [m.node_id for m in ms] == ["a"] and ms[0].how == "embedding"
+    vecs = StringEmbedder().encode(["cup", "cup", "sofa"])
+    assert vecs[0] @ vecs[1] == pytest.approx(1.0) and vecs[0] @ vecs[2] < 0.5
+
+
+def test_keyframes_are_causal_and_spread():
+    cup = obj("c", "Cup", (1, 1), t0=0, t1=30, keyframes=(0, 1, 10, 20, 30))
+    refs = select_keyframe_refs(snapshot(25, [cup], TRACK), ["c"], 25, k=3, min_gap_s=2)
+    times = [r.t_s for _, r in refs]
+    assert all(t <= 25 for t in times) and len(times) == 3 and times == sorted(times)
+    assert all(b - a >= 2 for a, b in zip(times, times[1:]))
