@@ -97,7 +97,7 @@ def test_serve_mode_gives_a_local_address():
             "log.log_memory(make_snapshot())\n"
             "log.close()\n"
             "print('closed', flush=True)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     lines = out.stdout.split("\n")
     assert "127.0.0.1" in lines[0] and lines[0].endswith(" None"), out.stdout + out.stderr
     assert "closed" in lines

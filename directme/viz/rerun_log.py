@@ -67,7 +67,10 @@ class RerunLogger:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.rec.save(str(self.path), default_blueprint=layout)
         elif serve:
-            self.url = self.rec.serve_grpc(grpc_port=_free_port(), default_blueprint=layout)
+            # rerun 0.33: serve_grpc(default_blueprint=...) deadlocks for a non-global recording
+            # stream; serving first and sending the layout afterwards does the same without it
+            self.url = self.rec.serve_grpc(grpc_port=_free_port())
+            self.rec.send_blueprint(layout)
         self.image_max_side = int(image_max_side)
         self.jpeg_quality = int(jpeg_quality)
         self._up_logged = False
