@@ -10,6 +10,11 @@ class InvalidInputError(DirectmeError, ValueError):
     """Input data (frames, poses, depth, masks, annotations, questions) is malformed."""
 
 
+class CorruptInputError(InvalidInputError):
+    """An input file is damaged (truncated, garbled); the message names the file, where it breaks and
+    how to repair it (or, for videos, how to skip the damaged part)."""
+
+
 class MissingDependencyError(DirectmeError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 

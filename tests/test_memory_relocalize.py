@@ -74,3 +74,22 @@ def test_correction_survives_save_and_load(tmp_path):
     loaded = SpatialMemory.load(mem.save(tmp_path / "m"))
     assert np.array_equal(loaded.T_mem_input, mem.T_mem_input)
     assert loaded.relocalisations == mem.relocalisations
+    assert len(loaded.reloc.pairs) == len(mem.reloc.pairs)
+
+
+def test_heading_drift_is_corrected_when_rotations_are_enabled():
+    """A revisit turned by 8 degrees about the room (plus an offset): the rotation is estimated too."""
+    from directme.memory.relocalize import rotation_about
+
+    yaw = np.radians(8.0)
+    stream, truth = _stream(np.zeros(3))
+    D = np.eye(4)
+    D[:3, :3] = rotation_about(np.array([0.0, 0.0, 1.0]), yaw)
+    D[:3, 3] = (0.5, -0.3, 0.0)
+    stream = [fp if fp.t_s < 22.0 else with_pose(fp, Pose(D @ fp.frame.T_world_cam.matrix)) for fp in stream]
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), reloc_max_yaw_deg=15.0, reloc_min_baseline_m=1.0))
+    mem.update_many(stream)
+    assert mem.relocalisations and abs(sum(r[2] for r in mem.relocalisations) + 8.0) < 1.5, mem.relocalisations
+    assert np.allclose(mem.T_mem_input @ D, np.eye(4), atol=0.1), mem.T_mem_input @ D
+    assert sorted(o.label for o in mem.as_of(mem.latest_t_s).objects.values()) == ["box", "lamp", "mug", "plant"]
+    assert np.linalg.norm(mem.as_of(mem.latest_t_s).ego.T_world_cam[-1][:3, 3] - truth[-1]) < 0.15

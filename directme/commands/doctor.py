@@ -99,6 +99,12 @@ def _weights(kind: str, arg: str) -> Callable[[], str]:
     return find
 
 
+def _gdino_ida_weights() -> str:
+    from ..perception.grounding_dino_ida import describe_weights
+
+    return describe_weights()
+
+
 def _none() -> str:
     return "none needed"
 
@@ -113,6 +119,9 @@ CHECKS = [
     BackendCheck("detector grounding_dino (tiny)", "transformers",
                  lambda: _run_detector({"name": "grounding_dino", "weights": "random", "image_size": 64}),
                  _weights("hf", "IDEA-Research/grounding-dino-tiny")),
+    BackendCheck("detector grounding_dino_ida (tiny)", "groundingdino",
+                 lambda: _run_detector({"name": "grounding_dino_ida", "weights": "random", "image_size": 64}),
+                 _gdino_ida_weights),
     BackendCheck("detector yolo_world (yolov8s-worldv2)", "ultralytics",
                  lambda: _run_detector({"name": "yolo_world", "weights": "random", "imgsz": 64}),
                  _weights("file", "yolov8s-worldv2.pt|")),

@@ -37,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-frames", type=int, default=None, help="stop after this many frames")
     p.add_argument("--trajectory", default=None, metavar="CSV",
                    help="Aria MPS / ADT trajectory for a .vrs input (found next to video.vrs when not given)")
+    p.add_argument("--skip-corrupt", action="store_true",
+                   help="video input: skip damaged parts (a warning names each) instead of stopping with an error")
     view = p.add_mutually_exclusive_group()
     view.add_argument("--rerun", default=None, metavar="FILE.rrd", help="write a rerun recording (`rerun FILE.rrd`)")
     view.add_argument("--rerun-serve", action="store_true", help="serve the recording live to a rerun viewer")
@@ -64,12 +66,14 @@ class Source:
     episode: Any = None
     questions: tuple[Ask, ...] = ()
     up_world: Any = None
+    no_geometry: str = ""  # "the frames of X (...)" when no frame of this source carries depth or a pose
 
 
 _ARIA_TRAJECTORIES = ("closed_loop_trajectory.csv", "aria_trajectory.csv", "mps/slam/closed_loop_trajectory.csv")
 
 
-def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = None) -> Source:
+def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = None,
+                skip_corrupt: bool = False) -> Source:
     p = Path(path)
     if p.is_dir() and (p / "episode.json").is_file():
         from ..sim import load_episode
@@ -84,10 +88,16 @@ def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = Non
         kwargs = {"trajectory": traj} if traj else {}
     elif trajectory:
         kwargs = {"trajectory": trajectory}
-    from ..readers import open_reader
+    from ..readers import VIDEO_EXTS, open_reader
+    from ..readers.images import ImageFolderReader
+    from ..readers.video import VideoReader
 
+    if skip_corrupt and p.suffix.lower() in VIDEO_EXTS:
+        kwargs["on_corrupt"] = "skip"
     reader = open_reader(p, fps=fps, **kwargs)
-    return Source(reader, _estimate_total(reader), type(reader).__name__)
+    plain = {VideoReader: "a video file", ImageFolderReader: "an image folder"}.get(type(reader))
+    return Source(reader, _estimate_total(reader), type(reader).__name__,
+                  no_geometry=f"the frames of {path} ({plain})" if plain else "")
 
 
 def _estimate_total(reader: Any) -> Optional[int]:
@@ -135,14 +145,39 @@ class _Tap:
         return out
 
 
-def _check_frame(frame: Any, backend: str) -> None:
-    if backend == "given" and (frame.depth_m is None or frame.T_world_cam is None or frame.intrinsics is None):
-        missing = [n for n, v in (("depth", frame.depth_m), ("camera pose", frame.T_world_cam),
-                                  ("intrinsics", frame.intrinsics)) if v is None]
-        raise InvalidInputError(
-            f"frame {frame.index} ({frame.source or 'input'}) has no {', '.join(missing)} and perception.backend "
-            "is 'given': use a config with a depth + pose backend (see docs/backends.md, e.g. Depth Anything 3), "
-            "or an input that carries them (RGB-D folder with poses, Aria with a trajectory, simulator episode)")
+class GeometryCheck:
+    """Frames must carry the depth and camera pose that a 'given' perception takes from them. Frames
+    with neither get `directme.bench.models.require_depth_backend`'s error, the one `directme eval`
+    gives; each kind of frame (what it lacks) is checked once."""
+
+    def __init__(self, spec: Any, backend: str, input_name: str) -> None:
+        self.spec, self.backend, self.input_name = spec, backend, input_name
+        self.seen: set[tuple[str, ...]] = set()
+
+    def source(self, description: str) -> None:
+        """Check a source whose frames carry no depth and no pose, before any model is built."""
+        from ..bench.models import require_depth_backend
+
+        require_depth_backend(self.spec, description)
+
+    def __call__(self, frame: Any) -> None:
+        lacks = tuple(n for n, v in (("depth", frame.depth_m), ("camera pose", frame.T_world_cam),
+                                     ("intrinsics", frame.intrinsics)) if v is None)
+        if not lacks or lacks in self.seen:
+            return
+        if "depth" in lacks and "camera pose" in lacks:
+            self.source(f"the frames of {self.input_name}")
+        elif self.backend == "given":
+            from ..bench.models import PERCEPTION_EXAMPLE
+
+            fixes = {"depth": f"a depth model that keeps given poses (--config {PERCEPTION_EXAMPLE})",
+                     "camera pose": "a pose backend (the 'rgbd' preset: RGB-D odometry) or an input with poses",
+                     "intrinsics": "an input with camera intrinsics"}
+            raise InvalidInputError(
+                f"frame {frame.index} ({frame.source or self.input_name}) has no {', '.join(lacks)}, but the "
+                f"agent's perception backend is 'given', which takes them from the frames; give it "
+                f"{' and '.join(fixes[n] for n in lacks)} (docs/backends.md)")
+        self.seen.add(lacks)
 
 
 # ------------------------------------------------------------------ the run
@@ -200,7 +235,7 @@ class Runner:
         if self.logger is not None and self.agent.latest_t is not None:
             self.logger.log_answer(answer, self.agent.memory.as_of(answer.t_s))
 
-    def stream(self, frames: Iterable[Any], total: Optional[int], backend: str) -> int:
+    def stream(self, frames: Iterable[Any], total: Optional[int], check: GeometryCheck) -> int:
         from tqdm import tqdm
 
         n = 0
@@ -212,7 +247,7 @@ class Runner:
                 if start is not None and frame.t_s <= start:
                     bar.update(1)
                     continue
-                _check_frame(frame, backend)
+                check(frame)
                 self.ask_until(frame.t_s)
                 self.agent.observe(frame)
                 self.last_input_t = frame.t_s
@@ -281,15 +316,21 @@ def _write_report(args: argparse.Namespace, agent: Any, results: list[tuple[Ask,
 
 def run(args: argparse.Namespace) -> int:
     from ..agent import Agent, build_perception
+    from ..bench.models import ModelSpec
 
     if args.input is None and args.load is None:
         raise InvalidInputError("give an INPUT to stream (video, folder, .vrs, episode) or --load DIR")
-    src = open_source(args.input, args.fps or None, args.trajectory) if args.input else None
+    src = open_source(args.input, args.fps or None, args.trajectory, args.skip_corrupt) if args.input else None
     tap = _Tap()
     if args.load:
         agent = Agent.load(args.load, perception=tap, episode=src.episode if src else None)
     else:
         agent = Agent(_configure(args, src), perception=tap, episode=src.episode if src else None)
+    # no config given: ModelSpec(config=None), so the error can say the backend is the default one
+    check = GeometryCheck(ModelSpec("agent", config=agent.config if args.config or args.load else None),
+                          agent.config.perception.backend, str(args.input))
+    if src is not None and src.no_geometry:
+        check.source(src.no_geometry)
     if src is not None:
         tap.inner = build_perception(agent.config.perception, agent.episode)
     asks = collect_questions(args, src.questions if src else ())
@@ -301,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
         total = min(src.total, args.max_frames or src.total) if src.total else args.max_frames
         print(f"input: {args.input} ({src.kind}); perception: {agent.config.perception.backend}; "
               f"answerer: {agent.config.answerer.name}; {len(asks)} question(s)")
-        n = runner.stream(frames, total, agent.config.perception.backend)
+        n = runner.stream(frames, total, check)
     runner.finish()
     wall = time.perf_counter() - t0
     n_obj = len(agent.memory.as_of(agent.latest_t).objects) if agent.latest_t is not None else 0

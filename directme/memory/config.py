@@ -34,9 +34,14 @@ class MemoryConfig:
     relocalize: bool = True
     reloc_search_m: float = 8.0  # same-label landmarks this close to an instance are candidates ...
     reloc_base_m: float = 1.0  # ... if their offset is within this + drift_per_m * metres walked since seen
-    reloc_tol_m: float = 0.35  # offsets this close to each other agree
-    reloc_min_support: int = 2  # distinct landmarks that must agree on one offset
-    reloc_min_shift_m: float = 0.15  # smaller offsets are noise, never corrected
+    reloc_window_s: float = 6.0  # landmark pairs of the frames of the last seconds are pooled
+    reloc_tol_m: float = 0.35  # landmarks the correction brings this close agree with it
+    reloc_min_support: int = 2  # distinct landmarks that must agree on one correction
+    reloc_min_shift_m: float = 0.15  # smaller position changes (and turns under 1 degree) are never applied
+    # heading corrections (about the up axis): off by default - with object-centre landmarks from noisy depth
+    # they were measured to add wrong turns (docs/performance.md); enable for precise depth sensors
+    reloc_max_yaw_deg: float = 0.0  # largest heading correction; 0: translation only
+    reloc_min_baseline_m: float = 3.0  # a rotation needs >= 3 agreeing landmarks spanning this distance
 
     # keyframes
     max_keyframes_per_object: int = 4
@@ -61,7 +66,8 @@ class MemoryConfig:
 
     def __post_init__(self) -> None:
         positive = ("voxel_m", "match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "place_eps_m",
-                    "edge_distance_m", "max_depth_m", "reloc_search_m", "reloc_base_m", "reloc_tol_m")
+                    "edge_distance_m", "max_depth_m", "reloc_search_m", "reloc_base_m", "reloc_tol_m",
+                    "reloc_window_s", "reloc_min_baseline_m")
         for name in positive:
             if not float(getattr(self, name)) > 0:
                 raise InvalidInputError(f"MemoryConfig.{name} must be > 0, got {getattr(self, name)}")
@@ -72,6 +78,8 @@ class MemoryConfig:
         for name in ("position_trim", "obs_trim"):
             if not 0 <= getattr(self, name) < 0.5:
                 raise InvalidInputError(f"MemoryConfig.{name} must be in [0, 0.5), got {getattr(self, name)}")
+        if not 0 <= self.reloc_max_yaw_deg <= 90:
+            raise InvalidInputError(f"MemoryConfig.reloc_max_yaw_deg must be in [0, 90], got {self.reloc_max_yaw_deg}")
         if self.up_world is not None and len(self.up_world) != 3:
             raise InvalidInputError(f"MemoryConfig.up_world must be 3 numbers or None, got {self.up_world}")
 

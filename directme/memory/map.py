@@ -185,6 +185,15 @@ class VoxelSet:
         self._coarse = None
         return True
 
+    def transformed(self, M: np.ndarray, voxel_m: float) -> "VoxelSet":
+        """The points moved by the 4x4 rigid ``M``, re-voxelised (hit counts of merged voxels add up)."""
+        pts = self.points() @ M[:3, :3].T + M[:3, 3]
+        keys = voxel_keys(pts, voxel_m)
+        uk, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        counts = np.zeros(len(uk), np.int32)
+        np.add.at(counts, inv.ravel(), self.counts)
+        return VoxelSet(uk, pts[first].astype(np.float32), counts)
+
     def _trim(self, cap: int) -> None:
         if len(self.keys) > cap:
             keep = np.sort(np.argsort(-self.counts, kind="stable")[:cap])

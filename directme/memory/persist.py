@@ -18,6 +18,7 @@ from ..errors import InvalidInputError
 from .buffers import GrowArray
 from .config import MemoryConfig
 from .objects import KeyframeEntry, ObjectRecord
+from .relocalize import pair_from_json, pair_to_json
 from .snapshot import KeyframeRef
 
 if TYPE_CHECKING:
@@ -45,7 +46,8 @@ def save_memory(mem: "SpatialMemory", directory: Path) -> Path:
         "place_tags": mem.places.place_tag,
         "up_world": None if mem.up_world is None else [float(v) for v in mem.up_world],
         "track_map": [[int(k), int(v)] for k, v in mem.track_map.items()],
-        "T_mem_input": mem.T_mem_input.tolist(), "relocalisations": mem.relocalisations,
+        "T_mem_input": mem.T_mem_input.tolist(), "relocalisations": [[t, list(v), yaw] for t, v, yaw in mem.relocalisations],
+        "reloc_pairs": [pair_to_json(p) for p in mem.reloc.pairs],
         "image_refs": [[int(k), int(v)] for k, v in mem.images.refs.items()],
         "objects": [{
             "keyframes": [_kf_json(k) for k in r.keyframes],
@@ -111,7 +113,9 @@ def load_memory(directory: Path) -> "SpatialMemory":
     mem.timeline.rebuild(mem.records)
     mem.track_map = {int(k): int(v) for k, v in meta["track_map"]}
     mem.T_mem_input = np.asarray(meta.get("T_mem_input", np.eye(4)), dtype=np.float64)
-    mem.relocalisations = [(float(t), tuple(v)) for t, v in meta.get("relocalisations", [])]
+    mem.relocalisations = [(float(t), tuple(float(x) for x in v), float(yaw))
+                           for t, v, yaw in meta.get("relocalisations", [])]
+    mem.reloc.pairs = [pair_from_json(p) for p in meta.get("reloc_pairs", [])]
     with np.load(directory / "images.npz") as z:
         mem.images.images = {int(k): z[k].tobytes() for k in z.files}
     mem.images.refs = {int(k): int(v) for k, v in meta["image_refs"]}

@@ -1,23 +1,32 @@
 """Landmark relocalisation: keep the map consistent when the input poses drift.
 
-Odometry-style poses (visual odometry, chunked depth+pose networks) drift with distance walked: a room
-revisited after minutes lands metres away from where it was mapped, its objects become duplicates and
-ego-frame answers point the wrong way. Remembered objects are landmarks: when several instances of a
-frame sit at one common offset from remembered objects of the same label that were not seen recently
-(the wearer came back), that offset is the drift accumulated since, and the memory corrects it.
+Odometry-style poses (visual odometry, chunked depth+pose networks) drift with distance walked and
+their heading wanders: a room revisited after minutes lands metres away from where it was mapped and
+turned by a few degrees, its objects become duplicates and ego-frame answers point the wrong way.
+Remembered objects are landmarks. Every instance near a remembered object of the same label that was
+not seen recently (the wearer came back) is a landmark pair; pairs from the last ``reloc_window_s``
+seconds (a few frames: relative poses over seconds are accurate) are pooled, and when several distinct
+landmarks agree on one rigid correction - a rotation about the up axis through the wearer plus a
+translation - that correction is the drift accumulated since, and the memory applies it.
 
-The correction ``C`` maps the input world frame into the memory's world frame; every frame's pose is
-used as ``C @ T_world_cam``. It only ever changes from a frame's own evidence and past memory, so the
-memory stays causal: earlier frames keep the poses they were stored with.
+The correction ``C`` (``SpatialMemory.T_mem_input``) maps the input world frame into the memory's world
+frame; every frame's pose is used as ``C @ T_world_cam``. Objects first seen under the old correction
+during the window (they were mapped at drifted positions) are moved by the change and folded into the
+landmark they duplicate. It only ever changes from past evidence, so the memory stays causal: earlier
+frames keep the poses and nodes they were stored with.
 
-A consensus of at least ``reloc_min_support`` distinct labelled landmarks within ``reloc_tol_m`` of one
-offset is required (one moved object, or a partial view of a large one, cannot move the map), the
-offset must exceed ``reloc_min_shift_m`` (exact poses are never touched), and must be plausible for
-the distance walked since those landmarks were seen.
+Guards: at least ``reloc_min_support`` distinct labelled landmarks within ``reloc_tol_m`` of the
+correction (one moved object, or a partial view of a large one, cannot move the map); a rotation only
+when the supporting landmarks span ``reloc_min_baseline_m`` and within ``reloc_max_yaw_deg``; changes
+below ``reloc_min_shift_m`` / 1 degree are never applied (exact poses are never touched); every pair's
+offset must be plausible for the distance walked since its landmark was seen; an equally supported,
+different correction means an ambiguous layout and nothing is done.
 """
 from __future__ import annotations
 
 import copy
+import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
@@ -31,7 +40,7 @@ if TYPE_CHECKING:
 
 RECENT_S = 10.0  # landmarks seen this recently carry no drift information (they drift with the wearer)
 MAX_EXTENT_M = 2.5  # larger objects are rarely seen whole: their instance centre is a poor landmark
-EXTENT_RATIO = 0.0  # the instance's extent must be at least this fraction of the node's on every axis
+MIN_YAW_RAD = math.radians(1.0)  # smaller rotations are noise, never applied on their own
 
 
 def with_pose(fp: FramePerception, T_world_cam: Pose) -> FramePerception:
@@ -43,71 +52,202 @@ def with_pose(fp: FramePerception, T_world_cam: Pose) -> FramePerception:
     return out
 
 
-def _candidates(obs: Sequence["Obs"], t_s: float, tag: Optional[str], mem: "SpatialMemory") -> list[tuple[int, int, np.ndarray, float]]:
-    """(obs index, record index, offset record - obs, allowed drift) for same-label landmark pairs."""
-    cfg = mem.cfg
-    out = []
-    for i, o in enumerate(obs):
-        if float(np.max(o.extent_m)) > MAX_EXTENT_M:
-            continue
-        for rec in mem.nearby(o.centre_w, cfg.reloc_search_m):
-            st = rec.state
-            # gone or pending-move nodes stay candidates: drift itself makes a place look empty or moved
-            if (t_s - rec.last_seen_s <= RECENT_S or len(rec.obs_t) < 1
-                    or rec.label_id_from_votes() != o.label_id or max(st.extent_m) > MAX_EXTENT_M):
+@dataclass
+class LandmarkPair:
+    """An instance seen at ``c_in`` (input world frame) that may be the remembered object ``record``."""
+
+    t_s: float
+    obs_key: tuple[float, int]  # (frame time, instance index): one landmark per instance
+    label_id: int
+    c_in: np.ndarray
+    record: int  # record index of the landmark
+    r_w: np.ndarray  # the landmark's position (memory frame) when the pair was made
+    allowed_m: float  # largest plausible offset (drift since the landmark was seen)
+    track_id: int
+    aligned: bool  # the instance's points already lie on the landmark's (a partial view, not drift)
+
+
+def pair_to_json(p: LandmarkPair) -> dict:
+    return {"t_s": p.t_s, "obs_key": list(p.obs_key), "label_id": p.label_id, "c_in": p.c_in.tolist(),
+            "record": p.record, "r_w": p.r_w.tolist(), "allowed_m": p.allowed_m, "track_id": p.track_id,
+            "aligned": p.aligned}
+
+
+def pair_from_json(d: dict) -> LandmarkPair:
+    return LandmarkPair(float(d["t_s"]), (float(d["obs_key"][0]), int(d["obs_key"][1])), int(d["label_id"]),
+                        np.asarray(d["c_in"], dtype=np.float64), int(d["record"]), np.asarray(d["r_w"], dtype=np.float64),
+                        float(d["allowed_m"]), int(d["track_id"]), bool(d["aligned"]))
+
+
+@dataclass(frozen=True)
+class Correction:
+    """Rotation ``yaw_rad`` about ``up`` through ``pivot_w`` followed by ``shift_w`` (memory frame)."""
+
+    yaw_rad: float
+    pivot_w: np.ndarray
+    shift_w: np.ndarray
+    up: np.ndarray
+
+    def matrix(self) -> np.ndarray:
+        R = rotation_about(self.up, self.yaw_rad)
+        M = np.eye(4)
+        M[:3, :3] = R
+        M[:3, 3] = self.pivot_w - R @ self.pivot_w + self.shift_w
+        return M
+
+    def apply(self, p_w: np.ndarray) -> np.ndarray:
+        M = self.matrix()
+        return p_w @ M[:3, :3].T + M[:3, 3]
+
+
+def rotation_about(axis: np.ndarray, angle_rad: float) -> np.ndarray:
+    """Rodrigues rotation matrix about a unit axis."""
+    k = np.asarray(axis, dtype=np.float64)
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + math.sin(angle_rad) * K + (1 - math.cos(angle_rad)) * K @ K
+
+
+def _plane_basis(up: np.ndarray) -> np.ndarray:
+    """(2, 3) orthonormal basis of the plane perpendicular to ``up``."""
+    a = np.array([1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e1 = np.cross(up, a)
+    e1 /= np.linalg.norm(e1)
+    return np.stack([e1, np.cross(up, e1)])
+
+
+class Relocaliser:
+    """Landmark pairs of the last few seconds and the correction they support (one per memory)."""
+
+    def __init__(self) -> None:
+        self.pairs: list[LandmarkPair] = []
+
+    # ------------------------------------------------------------------ evidence
+    def add_frame(self, obs: Sequence["Obs"], t_s: float, tag: Optional[str], mem: "SpatialMemory") -> int:
+        """Record this frame's landmark pairs (``obs`` lifted with the current correction); returns how many."""
+        cfg = mem.cfg
+        self.pairs = [p for p in self.pairs if t_s - p.t_s <= cfg.reloc_window_s]
+        C_inv = np.linalg.inv(mem.T_mem_input)
+        n = 0
+        for i, o in enumerate(obs):
+            if float(np.max(o.extent_m)) > MAX_EXTENT_M:
                 continue
-            if EXTENT_RATIO > 0 and np.any(o.extent_m < EXTENT_RATIO * np.asarray(st.extent_m) - 2 * cfg.voxel_m):
-                continue  # a partial view: its centre is not the object's
-            seen_tag = mem.tags[int(mem.ego_tag[rec.obs_frame[-1]])]
-            if tag is not None and seen_tag is not None and seen_tag != tag:
-                continue  # last seen in another kind of place
-            allowed = cfg.reloc_base_m + cfg.drift_per_m * mem.walked_since(rec)
-            offset = np.asarray(st.position_w, dtype=np.float64) - o.centre_w
-            if np.linalg.norm(offset) <= allowed:
-                out.append((i, rec.index, offset, allowed))
-    return out
+            for rec in mem.nearby(o.centre_w, cfg.reloc_search_m):
+                st = rec.state
+                # gone or pending-move nodes stay candidates: drift itself makes a place look empty or moved
+                if (t_s - rec.last_seen_s <= RECENT_S or len(rec.obs_t) < 1
+                        or rec.label_id_from_votes() != o.label_id or max(st.extent_m) > MAX_EXTENT_M):
+                    continue
+                seen_tag = mem.tags[int(mem.ego_tag[rec.obs_frame[-1]])]
+                if tag is not None and seen_tag is not None and seen_tag != tag:
+                    continue  # last seen in another kind of place
+                allowed = cfg.reloc_base_m + cfg.drift_per_m * mem.walked_since(rec)
+                r_w = np.asarray(st.position_w, dtype=np.float64)
+                if np.linalg.norm(r_w - o.centre_w) <= allowed:
+                    self.pairs.append(LandmarkPair(t_s, (t_s, i), o.label_id, C_inv[:3, :3] @ o.centre_w + C_inv[:3, 3],
+                                                   rec.index, r_w, allowed, int(o.inst.track_id),
+                                                   rec.voxels.overlap(o.coarse) >= cfg.overlap_min))
+                    n += 1
+        return n
 
+    def forget(self) -> None:
+        self.pairs = []
 
-def estimate_shift(obs: Sequence["Obs"], t_s: float, tag: Optional[str], mem: "SpatialMemory") -> Optional[np.ndarray]:
-    """The translation (memory world frame) that re-aligns this frame with remembered landmarks, or None.
-
-    Each same-label pair proposes an offset; an offset's support is the number of distinct observations
-    and distinct records (one-to-one) within ``reloc_tol_m`` of it, counted with distinct labels. The best
-    supported offset wins only if no far-away offset is supported as well (an ambiguous layout)."""
-    cfg = mem.cfg
-    cands = _candidates(obs, t_s, tag, mem)
-    if len(cands) < cfg.reloc_min_support:
-        return None
-    offs = np.array([c[2] for c in cands])
-    best: tuple[int, float, list[int]] = (0, 0.0, [])
-    supports = []
-    for k in range(len(cands)):
-        close = np.flatnonzero(np.linalg.norm(offs - offs[k], axis=1) <= cfg.reloc_tol_m)
-        close = close[np.argsort(np.linalg.norm(offs[close] - offs[k], axis=1))]
-        used_o, used_r, labels, members = set(), set(), set(), []
-        for j in close.tolist():
-            i, r = cands[j][0], cands[j][1]
-            if i in used_o or r in used_r:
-                continue
-            used_o.add(i)
-            used_r.add(r)
-            labels.add(obs[i].label_id)
-            members.append(j)
-        support = min(len(members), len(labels) + 1)  # repeated labels count once, plus one
-        spread = float(np.linalg.norm(offs[members] - offs[k], axis=1).sum())
-        supports.append((support, k))
-        if support > best[0] or (support == best[0] and spread < best[1]):
-            best = (support, spread, members)
-    if best[0] < cfg.reloc_min_support:
-        return None
-    shift = offs[best[2]].mean(axis=0)
-    for support, k in supports:  # another, clearly different offset with as much support: ambiguous
-        if support >= best[0] and np.linalg.norm(offs[k] - shift) > 2 * cfg.reloc_tol_m:
+    # ------------------------------------------------------------------ estimation
+    def estimate(self, mem: "SpatialMemory", pivot_w: np.ndarray, up: np.ndarray) -> Optional[tuple[Correction, list[LandmarkPair]]]:
+        """The correction (memory frame, on top of the current one) the pooled pairs support, or None."""
+        cfg = mem.cfg
+        pairs = self.pairs
+        if len(pairs) < cfg.reloc_min_support:
             return None
-    if np.linalg.norm(shift) < cfg.reloc_min_shift_m:
-        return None
-    members = [cands[j] for j in best[2]]
-    aligned = sum(mem.records[r].voxels.overlap(obs[i].coarse) >= cfg.overlap_min for i, r, _, _ in members)
-    if 2 * aligned >= len(members):
-        return None  # the points already lie on the landmarks: partial views, not drift
-    return shift
+        C = mem.T_mem_input
+        c = np.array([C[:3, :3] @ p.c_in + C[:3, 3] for p in pairs])  # where the current correction puts them
+        r = np.array([p.r_w for p in pairs])
+        off = r - c
+        ok = np.linalg.norm(off, axis=1) <= np.array([p.allowed_m for p in pairs])
+        if ok.sum() < cfg.reloc_min_support:
+            return None
+        B = _plane_basis(up)
+        c2, r2 = (c - pivot_w) @ B.T, (r - pivot_w) @ B.T
+        max_yaw = math.radians(cfg.reloc_max_yaw_deg)
+        hyps: list[tuple[float, np.ndarray]] = []
+        idx = np.flatnonzero(ok)
+        for k in idx.tolist():  # one pair: a pure translation
+            hyps.append((0.0, off[k]))
+        for a in idx.tolist() if max_yaw > 0 else []:  # two pairs with a long baseline: rotation + translation
+            for b in idx.tolist():
+                if b <= a or pairs[a].record == pairs[b].record or pairs[a].obs_key == pairs[b].obs_key:
+                    continue
+                dc, dr = c2[b] - c2[a], r2[b] - r2[a]
+                nc = float(np.linalg.norm(dc))
+                if nc < cfg.reloc_min_baseline_m or abs(nc - float(np.linalg.norm(dr))) > cfg.reloc_tol_m:
+                    continue
+                yaw = math.atan2(dr[1], dr[0]) - math.atan2(dc[1], dc[0])
+                yaw = (yaw + math.pi) % (2 * math.pi) - math.pi
+                if abs(yaw) > max_yaw:
+                    continue
+                R = rotation_about(up, yaw)
+                shift = 0.5 * ((r[a] - pivot_w - R @ (c[a] - pivot_w)) + (r[b] - pivot_w - R @ (c[b] - pivot_w)))
+                hyps.append((yaw, shift))
+        scored = []
+        for yaw, shift in hyps:
+            corr = Correction(yaw, pivot_w, shift, up)
+            members = self._inliers(corr, c, r, ok, pairs, cfg.reloc_tol_m)
+            corr, members = self._refine(corr, members, c, r, c2, r2, ok, pairs, cfg)
+            support = min(len(members), len({pairs[j].label_id for j in members}) + 1)
+            resid = float(np.linalg.norm(corr.apply(c[members]) - r[members], axis=1).sum()) if members else 0.0
+            scored.append((support, resid, corr, members))
+        if not scored:
+            return None
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        support, _, best, members = scored[0]
+        if support < cfg.reloc_min_support:
+            return None
+        moved = best.apply(pivot_w[None])[0] - pivot_w
+        for s, _, other, _ in scored[1:]:  # a clearly different correction with as much support: ambiguous
+            if s < support:
+                break
+            if np.linalg.norm(other.apply(pivot_w[None])[0] - pivot_w - moved) > 2 * cfg.reloc_tol_m:
+                return None
+        if np.linalg.norm(moved) < cfg.reloc_min_shift_m and abs(best.yaw_rad) < MIN_YAW_RAD:
+            return None
+        return best, [pairs[j] for j in members]
+
+    @staticmethod
+    def _inliers(corr: Correction, c: np.ndarray, r: np.ndarray, ok: np.ndarray, pairs: Sequence[LandmarkPair],
+                 tol: float) -> list[int]:
+        """One-to-one pairs (distinct instances and landmarks) the correction brings within ``tol``."""
+        d = np.linalg.norm(corr.apply(c) - r, axis=1)
+        used_o, used_r, out = set(), set(), []
+        for j in np.argsort(d, kind="stable").tolist():
+            if d[j] > tol:
+                break
+            p = pairs[j]
+            if not ok[j] or p.obs_key in used_o or p.record in used_r:
+                continue
+            used_o.add(p.obs_key)
+            used_r.add(p.record)
+            out.append(j)
+        return out
+
+    def _refine(self, corr: Correction, members: list[int], c, r, c2, r2, ok, pairs, cfg) -> tuple[Correction, list[int]]:
+        """Least-squares correction on the inliers (rotation only when they span a baseline), re-scored."""
+        if len(members) < 2:
+            return corr, members
+        m = np.asarray(members)
+        yaw = 0.0
+        pc, pr = c2[m] - c2[m].mean(axis=0), r2[m] - r2[m].mean(axis=0)
+        if cfg.reloc_max_yaw_deg > 0 and len(members) >= 3 and float(np.max(np.linalg.norm(pc[:, None] - pc[None], axis=2))) >= cfg.reloc_min_baseline_m:
+            H = pc.T @ pr  # 2D Kabsch: angle maximising the alignment of the centred sets
+            yaw = math.atan2(H[0, 1] - H[1, 0], H[0, 0] + H[1, 1])
+            if abs(yaw) > math.radians(cfg.reloc_max_yaw_deg):
+                return corr, members
+        R = rotation_about(corr.up, yaw)
+        shift = np.mean([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members], axis=0)
+        new = Correction(yaw, corr.pivot_w, shift, corr.up)
+        new_members = self._inliers(new, c, r, ok, pairs, cfg.reloc_tol_m)
+        return (new, new_members) if len(new_members) >= len(members) else (corr, members)
+
+
+def transform_record_points(rec, M: np.ndarray, voxel_m: float) -> None:
+    """Move a record's live points by the 4x4 ``M`` (its history rows are not touched)."""
+    rec.voxels = rec.voxels.transformed(M, voxel_m)

@@ -15,11 +15,11 @@ from .association import co_observed, match_frame
 from .buffers import GrowArray
 from .config import MemoryConfig
 from .graph import ObjectTable, build_graph
-from .ingest import apply_match, check_gone, lift_instances, merge, validate
+from .ingest import apply_match, check_gone, lift_instances, merge, refresh_shape, validate
 from .keyframes import ImageStore
 from .objects import ObjectRecord
 from .places import PlaceClusterer
-from .relocalize import estimate_shift, with_pose
+from .relocalize import Relocaliser, transform_record_points, with_pose
 from .snapshot import EgoTrack, KeyframeRef, MemorySnapshot
 from .timeline import Timeline
 from .views import LazyObjects
@@ -57,7 +57,9 @@ class SpatialMemory:
         self.merged_t = np.full(16, math.inf)  # time each record was merged into another (inf: never)
         self.timeline = Timeline()
         self.T_mem_input = np.eye(4)  # drift correction: input world frame -> memory world frame (relocalize.py)
-        self.relocalisations: list[tuple[float, tuple[float, float, float]]] = []  # (time, shift) applied
+        # applied corrections: (time, wearer position change in m, rotation about up in degrees)
+        self.relocalisations: list[tuple[float, tuple[float, float, float], float]] = []
+        self.reloc = Relocaliser()
         self._cache: dict = {}
 
     # ------------------------------------------------------------------ bookkeeping used by ingest
@@ -140,12 +142,8 @@ class SpatialMemory:
         if not np.array_equal(self.T_mem_input, np.eye(4)):
             fp = with_pose(fp, Pose(self.T_mem_input @ T_input))
         obs = lift_instances(fp, self)
-        if self.cfg.relocalize and obs:
-            shift = estimate_shift(obs, fp.t_s, fp.scene_tag, self)
-            if shift is not None:
-                self.T_mem_input[:3, 3] += shift
-                self.relocalisations.append((fp.t_s, tuple(float(v) for v in shift)))
-                log.info("t=%.3fs: relocalised on remembered landmarks, shift %s m", fp.t_s, np.round(shift, 3))
+        if self.cfg.relocalize and obs and self.reloc.add_frame(obs, fp.t_s, fp.scene_tag, self):
+            if self._relocalise(fp, (self.T_mem_input @ T_input)[:3, 3]):
                 fp = with_pose(fp, Pose(self.T_mem_input @ T_input))
                 obs = lift_instances(fp, self)
         f, t = fp.frame, fp.t_s
@@ -172,6 +170,42 @@ class SpatialMemory:
         check_gone(fp, seen, self)
         self._cache.clear()
         return {tid: self._tracked(tid).node_id for tid in assigned}
+
+    def _relocalise(self, fp: FramePerception, pivot_w: np.ndarray) -> bool:
+        """Apply the correction the landmark pairs support (relocalize.py); returns whether one was applied."""
+        up = self.up_world if self.up_world is not None else default_up_world(fp.frame.T_world_cam)
+        found = self.reloc.estimate(self, pivot_w, up)
+        if found is None:
+            return False
+        corr, members = found
+        if 2 * sum(p.aligned for p in members) >= len(members):
+            return False  # the points already lie on the landmarks: partial views, not drift
+        t = fp.t_s
+        D = corr.matrix()
+        prev_t = self.relocalisations[-1][0] if self.relocalisations else -math.inf
+        since = max(prev_t, t - self.cfg.reloc_window_s)
+        # objects first seen during the window were mapped with the drifted poses: move them, and fold
+        # those that duplicate a landmark into it
+        dup_of = {}
+        for p in members:
+            n = self._tracked(p.track_id)
+            keep = self._survivor(self.records[p.record])
+            if n is not None and n is not keep and n.obs_t[0] > prev_t and n.obs_t[0] >= since:
+                dup_of[n.index] = keep
+        for rec in self.records:
+            if rec.merged_into is None and rec.obs_t and rec.obs_t[0] > prev_t and rec.obs_t[0] >= since \
+                    and rec.obs_t[0] < t:
+                transform_record_points(rec, D, self.cfg.voxel_m)
+                refresh_shape(rec, self, t)
+                keep = dup_of.get(rec.index)
+                if keep is not None and not co_observed(keep, rec):
+                    merge(keep, rec, self, t)
+        self.T_mem_input = D @ self.T_mem_input
+        moved = D[:3, :3] @ pivot_w + D[:3, 3] - pivot_w
+        self.relocalisations.append((t, tuple(float(v) for v in moved), math.degrees(corr.yaw_rad)))
+        log.info("t=%.3fs: relocalised on %d remembered landmarks: moved %s m, turned %.1f deg", t, len(members),
+                 np.round(moved, 3), math.degrees(corr.yaw_rad))
+        return True
 
     def update_many(self, frames: Iterable[FramePerception]) -> int:
         n = 0

@@ -27,6 +27,7 @@ REGISTRY: dict[str, dict[str, str]] = {
     "depth_pose": {"given": "directme.perception.given", "rgbd_odometry": "directme.perception.rgbd_odometry",
                    "da3": "directme.perception.da3"},
     "detector": {"grounding_dino": "directme.perception.grounding_dino",
+                 "grounding_dino_ida": "directme.perception.grounding_dino_ida",
                  "yolo_world": "directme.perception.yolo_world", "yoloe": "directme.perception.yolo_world"},
     "tracker": {"sam2": "directme.perception.sam2_tracker", "box": "directme.perception.tracks"},
     "scene_tagger": {"fallback": "directme.perception.scene_tag", "clip": "directme.perception.scene_tag"},

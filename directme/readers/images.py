@@ -7,13 +7,14 @@ from typing import Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import CorruptInputError, InvalidInputError
 from ..geometry import Intrinsics
 from ..types import Frame
 from .resample import count_kept, resample
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 PathLike = Union[str, Path]
+DROP_IMAGE = "re-export it from its source, or delete it to drop that frame"
 
 
 def natural_key(path: Path) -> list:
@@ -21,33 +22,31 @@ def natural_key(path: Path) -> list:
     return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", path.name)]
 
 
-def read_rgb(path: PathLike) -> np.ndarray:
-    """Decode an image file to (H, W, 3) uint8 RGB; corrupt or missing files raise InvalidInputError."""
+def _open_image(path: Path, what: str, fix: str) -> np.ndarray:
+    """Decode ``path`` fully, so a truncated or garbled file fails here (RGB, or the mode as stored)."""
     from PIL import Image, UnidentifiedImageError
 
-    path = Path(path)
     try:
         with Image.open(path) as im:
-            return np.asarray(im.convert("RGB"), dtype=np.uint8).copy()
+            im.load()
+            return np.asarray(im.convert("RGB") if what == "image" else im).copy()
     except FileNotFoundError as exc:
-        raise InvalidInputError(f"image {path} does not exist") from exc
+        raise InvalidInputError(f"{what} {path} does not exist") from exc
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, ImportError) as exc:
         # ImportError: ultralytics patches Image.open to try pi_heif on unreadable files
-        raise InvalidInputError(f"image {path} is corrupt or not an image ({exc}); re-export or delete it") from exc
+        raise CorruptInputError(f"{what} {path} is corrupt, truncated or not an image ({exc}); {fix}") from exc
 
 
-def read_depth_png(path: PathLike, depth_scale: float) -> np.ndarray:
+def read_rgb(path: PathLike, fix: str = DROP_IMAGE) -> np.ndarray:
+    """Decode an image file to (H, W, 3) uint8 RGB; a corrupt file raises CorruptInputError naming it
+    and ``fix``, a missing one InvalidInputError. (A JPEG with garbled but complete data decodes to
+    garbled pixels: libjpeg only warns, and Pillow does not pass the warning on.)"""
+    return _open_image(Path(path), "image", fix).astype(np.uint8, copy=False)
+
+
+def read_depth_png(path: PathLike, depth_scale: float, fix: str = DROP_IMAGE) -> np.ndarray:
     """Decode a 16-bit depth PNG to float32 metres (value / depth_scale; 0 = invalid)."""
-    from PIL import Image, UnidentifiedImageError
-
-    path = Path(path)
-    try:
-        with Image.open(path) as im:
-            raw = np.asarray(im)
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"depth image {path} does not exist") from exc
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, ImportError) as exc:
-        raise InvalidInputError(f"depth image {path} is corrupt ({exc})") from exc
+    raw = _open_image(Path(path), "depth image", fix)
     if raw.ndim != 2 or raw.dtype.kind not in "ui":
         raise InvalidInputError(f"depth image {path} must be single-channel integer (16-bit PNG), "
                                 f"got shape {raw.shape} dtype {raw.dtype}")

@@ -26,6 +26,16 @@ def read_intrinsics_txt(path: PathLike, width: int, height: int) -> Intrinsics:
     return Intrinsics.from_K(k, width, height)
 
 
+def check_registered(depth_m: np.ndarray, rgb: np.ndarray, depth_path: Path, color_path: Path) -> np.ndarray:
+    """``depth_m`` when it is pixel-aligned with ``rgb`` (same size); else an error naming both files."""
+    if depth_m.shape != rgb.shape[:2]:
+        raise InvalidInputError(
+            f"depth image {depth_path} is {depth_m.shape[1]}x{depth_m.shape[0]} px but its colour image "
+            f"{color_path} is {rgb.shape[1]}x{rgb.shape[0]} px: depth must be registered to the colour camera "
+            "at the same resolution; register it, or resize it with nearest-neighbour sampling")
+    return depth_m
+
+
 class SevenScenesReader:
     """`frame-NNNNNN.color.jpg` / `.depth.png` (uint16 mm) / `.pose.txt` (camera-to-world 4x4).
 
@@ -61,10 +71,12 @@ class SevenScenesReader:
         stamped = ((i / self.source_fps, (i, p)) for i, p in enumerate(self.colors))
         for t_s, (i, color) in resample(stamped, self.fps):
             stem = color.name.split(".")[0]
-            rgb = read_rgb(color)
+            fix = f"re-extract it from the dataset, or delete {color.name} to drop the frame"
+            rgb = read_rgb(color, fix)
             depth = None
             if self.with_depth:
-                depth = read_depth_png(self.folder / f"{stem}.depth.png", self.depth_scale)
+                depth_path = self.folder / f"{stem}.depth.png"
+                depth = check_registered(read_depth_png(depth_path, self.depth_scale, fix), rgb, depth_path, color)
                 depth[depth >= 65.535 * 1000.0 / self.depth_scale] = 0.0
             pose = read_matrix_pose(self.folder / f"{stem}.pose.txt") if self.with_poses else None
             yield Frame(t_s=t_s, rgb=rgb, depth_m=depth, T_world_cam=pose,
@@ -110,9 +122,11 @@ class TumRGBDReader:
             j = int(np.argmin(np.abs(self.depth_t - t_abs))) if len(self.depth_t) else -1
             if j < 0 or abs(self.depth_t[j] - t_abs) > self.max_dt_s:
                 raise InvalidInputError(f"{self.folder}: no depth image within {self.max_dt_s}s of rgb {name}")
-            depth = read_depth_png(self.folder / self.depth[j][1], 5000.0)
+            fix = "re-extract it from the dataset, or drop the frame: delete its lines in rgb.txt and depth.txt"
+            rgb = read_rgb(self.folder / name, fix)
+            depth_path = self.folder / self.depth[j][1]
+            depth = check_registered(read_depth_png(depth_path, 5000.0, fix), rgb, depth_path, self.folder / name)
             pose = self.gt.nearest(t_abs, self.max_dt_s) if self.gt is not None else None
-            rgb = read_rgb(self.folder / name)
             K = self.K if self.K.shape_hw == rgb.shape[:2] else self.K.resized(rgb.shape[1], rgb.shape[0])
             yield Frame(t_s=t_s, rgb=rgb, depth_m=depth, T_world_cam=pose, intrinsics=K, index=i,
                         source=str(self.folder / name), meta={"t_abs_s": t_abs})
