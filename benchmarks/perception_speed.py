@@ -48,7 +48,7 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=4)
     ap.add_argument("--size", type=int, default=480, help="input frame height (width = 4/3 height)")
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--only", default=None, help="comma list of: da3,grounding_dino,yolo_world,sam2,clip,odometry")
+    ap.add_argument("--only", default=None, help="comma list of: da3,grounding_dino,grounding_dino_ida,yolo_world,sam2,clip,odometry")
     ap.add_argument("--da3-preset", default="da3-small")
     ap.add_argument("--da3-chunk", type=int, default=8)
     ap.add_argument("--sam2-size", type=int, default=1024)
@@ -95,6 +95,16 @@ def main() -> int:
         got["grounding_dino"] = _time(lambda f: gd.detect(f.rgb), frames, sync)
         print(f"grounding_dino_tiny_{args.gdino_size}px_objects365_s_per_detection={got['grounding_dino']:.4f} "
               f"({len(gd._prompts)} prompts)")
+    if want("grounding_dino_ida"):
+        from directme.perception.grounding_dino_ida import GroundingDinoIdaDetector
+        from directme.query.vocab import objects365_labels
+
+        gi = GroundingDinoIdaDetector(weights="random", random_arch="full", device=args.device,
+                                      image_size=args.gdino_size)
+        gi.set_vocabulary(list(objects365_labels()))
+        got["grounding_dino_ida"] = _time(lambda f: gi.detect(f.rgb), frames, sync)
+        print(f"grounding_dino_ida_tiny_{args.gdino_size}px_objects365_s_per_detection="
+              f"{got['grounding_dino_ida']:.4f} ({len(gi._prompts)} prompts)")
     if want("yolo_world"):
         from directme.perception.yolo_world import YoloWorldDetector
         from directme.query.vocab import objects365_labels

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import (BackendError, DirectmeError, InvalidInputError, MissingDependencyError,
+from .errors import (BackendError, CorruptInputError, DirectmeError, InvalidInputError, MissingDependencyError,
                      MissingWeightsError)
 from .geometry import EgoFrame, Intrinsics, Pose
 from .types import Frame, FramePerception, InstanceObservation, Question
@@ -34,6 +34,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'directme' has no attribute {name!r}")
 
 
-__all__ = ["Agent", "AgentConfig", "Answer", "BackendError", "DirectmeError", "EgoFrame", "Frame",
+__all__ = ["Agent", "AgentConfig", "Answer", "BackendError", "CorruptInputError", "DirectmeError", "EgoFrame", "Frame",
            "FramePerception", "InstanceObservation", "Intrinsics", "InvalidInputError",
            "MissingDependencyError", "MissingWeightsError", "Pose", "Question"]

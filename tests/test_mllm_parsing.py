@@ -43,6 +43,9 @@ def test_parse_letter_unparseable_is_none(text):
     ("The answer: A sofa is behind you.", OPTS, "C"),
     ("D is wrong.", OPTS, None),  # a ruled-out letter alone is no answer
     ("Not A.", ("left", "right"), None),
+    ("I don't think A is right.", OPTS, None),  # a doubted letter is no answer
+    ("I don't think A is right; B is correct.", OPTS, "B"),
+    ("I do not believe the answer is (C). It is D", OPTS, "D"),
 ])
 def test_explicit_letters_beat_option_text_and_negations_do_not_count(text, options, letter):
     assert parse_letter(text, options).letter == letter

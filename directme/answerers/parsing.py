@@ -66,7 +66,10 @@ def _negated(letters: str) -> re.Pattern:
     bad = r"(?:wrong|incorrect|false|impossible|unlikely|not\b|n't\b)"
     return re.compile(
         rf"\b(?i:option\s+)?\(?{up}\)?\s*(?:is|was|seems|looks|would be)?\s*{bad}"
-        rf"|\b(?i:isn't|is not|not|rule out|eliminate|excluding)\s+(?i:option\s+)?(?:\({up}\)|{up}\b)")
+        rf"|\b(?i:isn't|is not|not|rule out|eliminate|excluding)\s+(?i:option\s+)?(?:\({up}\)|{up}\b)"
+        rf"|\b(?i:don't|do not|doesn't|does not|can't|cannot|wouldn't)\s+(?i:think|believe|say|pick|choose)\s+"
+        rf"(?i:that\s+)?(?i:the answer is\s+)?(?i:option\s+)?(?:\({up}\)|{up}\b)"
+        rf"(?:\s+(?i:is|was|would be)\s+(?i:right|correct|true|the answer|the right answer|it)\b)?")
 
 
 def _first_group(m: re.Match) -> Optional[str]:
