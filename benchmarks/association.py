@@ -1,6 +1,6 @@
 """Object association against simulator ground truth: duplicates and wrong merges per episode.
 
-    python benchmarks/association.py [--seeds 0 1 2] [--minutes 3 6 10] [--noise realistic]
+    python benchmarks/association.py [--seeds 0 1 2] [--minutes 3 6 10] [--noise realistic] [--max-yaw-deg 6]
 
 For each (seed, minutes) the episode streams through oracle perception into a SpatialMemory, with and
 without landmark relocalisation; prints one line per run and, last, ``error_rate=<number>`` (duplicates
@@ -27,13 +27,17 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--minutes", type=float, nargs="+", default=[3.0, 6.0, 10.0])
     ap.add_argument("--noise", default="realistic")
+    ap.add_argument("--max-yaw-deg", type=float, default=None, help="MemoryConfig.reloc_max_yaw_deg (default: off)")
+    ap.add_argument("--min-baseline-m", type=float, default=None, help="MemoryConfig.reloc_min_baseline_m")
     a = ap.parse_args()
+    extra = {k: v for k, v in (("reloc_max_yaw_deg", a.max_yaw_deg), ("reloc_min_baseline_m", a.min_baseline_m))
+             if v is not None}
     pooled = {True: [0, 0], False: [0, 0]}
     for seed in a.seeds:
         for minutes in a.minutes:
             ep = generate_episode(seed=seed, minutes=minutes)
             for reloc in (False, True):
-                mem, votes = stream_episode(ep, a.noise, seed, relocalize=reloc)
+                mem, votes = stream_episode(ep, a.noise, seed, relocalize=reloc, **extra)
                 s = association_score(mem, votes)
                 pooled[reloc][0] += s.duplicates + s.merges
                 pooled[reloc][1] += s.n_gt

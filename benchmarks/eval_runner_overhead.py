@@ -1,6 +1,7 @@
 """Overhead of the evaluation harness itself (no model cost): annotation loading and the
-streaming runner + PhoStream protocol with a scripted model on black frames, serial and
-with local worker processes.
+streaming runner + PhoStream protocol with a scripted model on black frames, with one worker process
+and with ``--workers`` worker processes (every video runs in a worker process, so workers=1 includes
+the process start-up cost that in-process runs do not pay).
 
     python benchmarks/eval_runner_overhead.py --annotations ../shared/data/qa/phostream/phostream_annotations.json --limit 40
 

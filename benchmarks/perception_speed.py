@@ -85,26 +85,20 @@ def main() -> int:
         sync()
         got["da3"] = (time.perf_counter() - t0) / (args.da3_chunk - 2)
         print(f"da3_{args.da3_preset}_s_per_frame={got['da3']:.4f}")
-    if want("grounding_dino"):
-        from directme.perception.grounding_dino import GroundingDinoDetector
+    for name, module, cls in (("grounding_dino", "grounding_dino", "GroundingDinoDetector"),
+                              ("grounding_dino_ida", "grounding_dino_ida", "GroundingDinoIdaDetector")):
+        if not want(name):
+            continue
+        import importlib
+
         from directme.query.vocab import objects365_labels
 
-        gd = GroundingDinoDetector(weights="random", random_arch="full", device=args.device,
-                                   image_size=args.gdino_size)
-        gd.set_vocabulary(list(objects365_labels()))
-        got["grounding_dino"] = _time(lambda f: gd.detect(f.rgb), frames, sync)
-        print(f"grounding_dino_tiny_{args.gdino_size}px_objects365_s_per_detection={got['grounding_dino']:.4f} "
-              f"({len(gd._prompts)} prompts)")
-    if want("grounding_dino_ida"):
-        from directme.perception.grounding_dino_ida import GroundingDinoIdaDetector
-        from directme.query.vocab import objects365_labels
-
-        gi = GroundingDinoIdaDetector(weights="random", random_arch="full", device=args.device,
-                                      image_size=args.gdino_size)
-        gi.set_vocabulary(list(objects365_labels()))
-        got["grounding_dino_ida"] = _time(lambda f: gi.detect(f.rgb), frames, sync)
-        print(f"grounding_dino_ida_tiny_{args.gdino_size}px_objects365_s_per_detection="
-              f"{got['grounding_dino_ida']:.4f} ({len(gi._prompts)} prompts)")
+        det = getattr(importlib.import_module(f"directme.perception.{module}"), cls)(
+            weights="random", random_arch="full", device=args.device, image_size=args.gdino_size)
+        det.set_vocabulary(list(objects365_labels()))
+        got[name] = _time(lambda f: det.detect(f.rgb), frames, sync)
+        print(f"{name}_tiny_{args.gdino_size}px_objects365_s_per_detection={got[name]:.4f} "
+              f"({len(det._prompts)} prompts)")
     if want("yolo_world"):
         from directme.perception.yolo_world import YoloWorldDetector
         from directme.query.vocab import objects365_labels
