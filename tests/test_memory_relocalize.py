@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from directme.geometry import Intrinsics, Pose
+from directme.geometry import Intrinsics, Pose, rotation_about_axis
 from directme.memory import MemoryConfig, SpatialMemory
 from directme.memory.relocalize import with_pose
 from directme.memory.testing import Box, look_at, orbit, perceive
@@ -79,12 +79,10 @@ def test_correction_survives_save_and_load(tmp_path):
 
 def test_heading_drift_is_corrected_when_rotations_are_enabled():
     """A revisit turned by 8 degrees about the room (plus an offset): the rotation is estimated too."""
-    from directme.memory.relocalize import rotation_about
-
     yaw = np.radians(8.0)
     stream, truth = _stream(np.zeros(3))
     D = np.eye(4)
-    D[:3, :3] = rotation_about(np.array([0.0, 0.0, 1.0]), yaw)
+    D[:3, :3] = rotation_about_axis(np.array([0.0, 0.0, 1.0]), yaw)
     D[:3, 3] = (0.5, -0.3, 0.0)
     stream = [fp if fp.t_s < 22.0 else with_pose(fp, Pose(D @ fp.frame.T_world_cam.matrix)) for fp in stream]
     mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), reloc_max_yaw_deg=15.0, reloc_min_baseline_m=1.0))

@@ -23,12 +23,7 @@ VOCAB = ["cup", "dining table", "tv"]
 OPTS = {"weights": "random", "image_size": 96, "box_threshold": 0.0, "max_detections": 5}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # the shared 2-core machine thrashes with more
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _rgb(hw=(60, 80), seed: int = 0) -> np.ndarray:

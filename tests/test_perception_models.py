@@ -15,12 +15,7 @@ from directme.types import Frame
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # the shared 2-core machine thrashes with more
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _frames(n: int, hw=(60, 80), with_geometry: bool = False) -> list[Frame]:

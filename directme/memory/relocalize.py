@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
-from ..geometry import Pose
+from ..geometry import Pose, rotation_about_axis
 from ..types import FramePerception
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class Correction:
     up: np.ndarray
 
     def matrix(self) -> np.ndarray:
-        R = rotation_about(self.up, self.yaw_rad)
+        R = rotation_about_axis(self.up, self.yaw_rad)
         M = np.eye(4)
         M[:3, :3] = R
         M[:3, 3] = self.pivot_w - R @ self.pivot_w + self.shift_w
@@ -98,13 +98,6 @@ class Correction:
     def apply(self, p_w: np.ndarray) -> np.ndarray:
         M = self.matrix()
         return p_w @ M[:3, :3].T + M[:3, 3]
-
-
-def rotation_about(axis: np.ndarray, angle_rad: float) -> np.ndarray:
-    """Rodrigues rotation matrix about a unit axis."""
-    k = np.asarray(axis, dtype=np.float64)
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + math.sin(angle_rad) * K + (1 - math.cos(angle_rad)) * K @ K
 
 
 def _plane_basis(up: np.ndarray) -> np.ndarray:
@@ -149,9 +142,6 @@ class Relocaliser:
                     n += 1
         return n
 
-    def forget(self) -> None:
-        self.pairs = []
-
     # ------------------------------------------------------------------ estimation
     def estimate(self, mem: "SpatialMemory", pivot_w: np.ndarray, up: np.ndarray) -> Optional[tuple[Correction, list[LandmarkPair]]]:
         """The correction (memory frame, on top of the current one) the pooled pairs support, or None."""
@@ -185,7 +175,7 @@ class Relocaliser:
                 yaw = (yaw + math.pi) % (2 * math.pi) - math.pi
                 if abs(yaw) > max_yaw:
                     continue
-                R = rotation_about(up, yaw)
+                R = rotation_about_axis(up, yaw)
                 shift = 0.5 * ((r[a] - pivot_w - R @ (c[a] - pivot_w)) + (r[b] - pivot_w - R @ (c[b] - pivot_w)))
                 hyps.append((yaw, shift))
         scored = []
@@ -210,6 +200,8 @@ class Relocaliser:
                 return None
         if np.linalg.norm(moved) < cfg.reloc_min_shift_m and abs(best.yaw_rad) < MIN_YAW_RAD:
             return None
+        if 2 * sum(pairs[j].aligned for j in members) >= len(members):
+            return None  # the points already lie on the landmarks: partial views, not drift
         return best, [pairs[j] for j in members]
 
     @staticmethod
@@ -241,13 +233,9 @@ class Relocaliser:
             yaw = math.atan2(H[0, 1] - H[1, 0], H[0, 0] + H[1, 1])
             if abs(yaw) > math.radians(cfg.reloc_max_yaw_deg):
                 return corr, members
-        R = rotation_about(corr.up, yaw)
+        R = rotation_about_axis(corr.up, yaw)
         shift = np.mean([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members], axis=0)
         new = Correction(yaw, corr.pivot_w, shift, corr.up)
         new_members = self._inliers(new, c, r, ok, pairs, cfg.reloc_tol_m)
         return (new, new_members) if len(new_members) >= len(members) else (corr, members)
 
-
-def transform_record_points(rec, M: np.ndarray, voxel_m: float) -> None:
-    """Move a record's live points by the 4x4 ``M`` (its history rows are not touched)."""
-    rec.voxels = rec.voxels.transformed(M, voxel_m)

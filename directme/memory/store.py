@@ -19,7 +19,7 @@ from .ingest import apply_match, check_gone, lift_instances, merge, refresh_shap
 from .keyframes import ImageStore
 from .objects import ObjectRecord
 from .places import PlaceClusterer
-from .relocalize import Relocaliser, transform_record_points, with_pose
+from .relocalize import Relocaliser, with_pose
 from .snapshot import EgoTrack, KeyframeRef, MemorySnapshot
 from .timeline import Timeline
 from .views import LazyObjects
@@ -178,30 +178,23 @@ class SpatialMemory:
         if found is None:
             return False
         corr, members = found
-        if 2 * sum(p.aligned for p in members) >= len(members):
-            return False  # the points already lie on the landmarks: partial views, not drift
         t = fp.t_s
         D = corr.matrix()
         prev_t = self.relocalisations[-1][0] if self.relocalisations else -math.inf
         since = max(prev_t, t - self.cfg.reloc_window_s)
-        # objects first seen during the window were mapped with the drifted poses: move them, and fold
-        # those that duplicate a landmark into it
-        dup_of = {}
-        for p in members:
-            n = self._tracked(p.track_id)
-            keep = self._survivor(self.records[p.record])
-            if n is not None and n is not keep and n.obs_t[0] > prev_t and n.obs_t[0] >= since:
-                dup_of[n.index] = keep
+        # objects first seen during the window (after the previous correction) were mapped with the drifted
+        # poses: move them, and fold those that duplicate a supporting landmark into it
+        dup_of = {n.index: self._survivor(self.records[p.record])
+                  for p in members if (n := self._tracked(p.track_id)) is not None}
         for rec in self.records:
-            if rec.merged_into is None and rec.obs_t and rec.obs_t[0] > prev_t and rec.obs_t[0] >= since \
-                    and rec.obs_t[0] < t:
-                transform_record_points(rec, D, self.cfg.voxel_m)
+            if rec.merged_into is None and rec.obs_t and prev_t < rec.obs_t[0] < t and rec.obs_t[0] >= since:
+                rec.voxels = rec.voxels.transformed(D, self.cfg.voxel_m)
                 refresh_shape(rec, self, t)
                 keep = dup_of.get(rec.index)
-                if keep is not None and not co_observed(keep, rec):
+                if keep is not None and keep is not rec and not co_observed(keep, rec):
                     merge(keep, rec, self, t)
         self.T_mem_input = D @ self.T_mem_input
-        moved = D[:3, :3] @ pivot_w + D[:3, 3] - pivot_w
+        moved = corr.apply(pivot_w[None])[0] - pivot_w
         self.relocalisations.append((t, tuple(float(v) for v in moved), math.degrees(corr.yaw_rad)))
         log.info("t=%.3fs: relocalised on %d remembered landmarks: moved %s m, turned %.1f deg", t, len(members),
                  np.round(moved, 3), math.degrees(corr.yaw_rad))
