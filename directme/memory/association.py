@@ -87,7 +87,7 @@ def geometric_score(obs: Obs, rec: ObjectRecord, t_s: float, cfg: MemoryConfig, 
     dx = [a - b for a, b in zip(obs.centre_w.tolist(), st.position_w)]
     d = math.sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2])
     lim = cfg.match_radius_m + 0.125 * max(st.extent_m)
-    if t_s - rec.last_seen_s > RECENT_S:
+    if t_s - rec.last_seen_s > RECENT_S and len(rec.obs_t) >= cfg.confirm_obs:  # tentative: no allowance
         lim = max(lim, min(cfg.reentry_radius_m + cfg.drift_per_m * walked_m, cfg.max_reentry_m))
     if d <= lim:
         return 2.0 - d / lim
@@ -117,6 +117,7 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
         rec = tracked[i]
         if rec is not None and rec.index not in geo_ok and label_agrees(o, rec, cfg) is not None:
             cands.append((0.0, i, rec.index, rec, True))
+    candidates = [{idx for _, j, idx, _, far in cands if j == i and not far} for i in range(len(obs))]
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     out: list[Optional[Match]] = [None] * len(obs)
     used: set[int] = set()
@@ -129,9 +130,10 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
         if m is None:
             result.append(Match(obs[i], None))
             continue
-        also = tuple(rec for _, j, idx, rec, far in cands
-                     if j == i and not far and idx not in used
-                     and rec.voxels.overlap(obs[i].coarse) >= cfg.overlap_min) if not m.far else ()
+        also = () if m.far else tuple(
+            rec for rec in nearby[i]
+            if rec.index not in used and rec is not m.record and rec.voxels.overlap(obs[i].coarse) >= cfg.overlap_min
+            and (rec.index in candidates[i] or len(rec.obs_t) < cfg.confirm_obs))
         result.append(Match(m.obs, m.record, m.far, also))
     return result
 

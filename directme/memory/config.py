@@ -29,6 +29,8 @@ class MemoryConfig:
     embed_min: float = 0.8  # cosine similarity at which embeddings agree
     track_jump_m: float = 0.5  # a tracked object's anchor farther than this from its node is a move candidate
     move_confirm: int = 2  # consecutive consistent far observations that confirm a new placement
+    confirm_obs: int = 2  # a node seen in fewer frames is tentative: no drift allowance when matching, and an
+    #                       instance of another label that covers it absorbs it (a false or confused detection)
 
     # relocalisation on remembered landmarks (corrects input pose drift; relocalize.py)
     relocalize: bool = True
@@ -38,6 +40,8 @@ class MemoryConfig:
     reloc_tol_m: float = 0.35  # landmarks the correction brings this close agree with it
     reloc_min_support: int = 2  # distinct landmarks that must agree on one correction
     reloc_min_shift_m: float = 0.15  # smaller position changes (and turns under 1 degree) are never applied
+    reloc_max_vertical_m: float = 0.2  # odometry drifts along the floor: a larger vertical offset is a wrong match
+    reloc_big_shift_m: float = 1.5  # a larger correction needs one more agreeing landmark
     # heading corrections (about the up axis): off by default - with object-centre landmarks from noisy depth
     # they were measured to add wrong turns (docs/performance.md); enable for precise depth sensors
     reloc_max_yaw_deg: float = 0.0  # largest heading correction; 0: translation only
@@ -67,12 +71,12 @@ class MemoryConfig:
     def __post_init__(self) -> None:
         positive = ("voxel_m", "match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "place_eps_m",
                     "edge_distance_m", "max_depth_m", "reloc_search_m", "reloc_base_m", "reloc_tol_m",
-                    "reloc_window_s", "reloc_min_baseline_m")
+                    "reloc_window_s", "reloc_min_baseline_m", "reloc_max_vertical_m", "reloc_big_shift_m")
         for name in positive:
             if not float(getattr(self, name)) > 0:
                 raise InvalidInputError(f"MemoryConfig.{name} must be > 0, got {getattr(self, name)}")
         for name in ("pixel_stride", "max_voxels_per_object", "max_keyframes_per_object", "gone_frames",
-                     "move_confirm", "min_points", "reloc_min_support"):
+                     "move_confirm", "min_points", "reloc_min_support", "confirm_obs"):
             if int(getattr(self, name)) < 1:
                 raise InvalidInputError(f"MemoryConfig.{name} must be >= 1, got {getattr(self, name)}")
         for name in ("position_trim", "obs_trim"):

@@ -183,7 +183,11 @@ class Relocaliser:
             corr = Correction(yaw, pivot_w, shift, up)
             members = self._inliers(corr, c, r, ok, pairs, cfg.reloc_tol_m)
             corr, members = self._refine(corr, members, c, r, c2, r2, ok, pairs, cfg)
+            if abs(float(corr.shift_w @ up)) > cfg.reloc_max_vertical_m:
+                continue  # drift is along the floor: a large vertical offset means the landmarks are wrong
             support = min(len(members), len({pairs[j].label_id for j in members}) + 1)
+            if float(np.linalg.norm(corr.shift_w)) > cfg.reloc_big_shift_m:
+                support -= 1  # a big jump needs one more landmark
             resid = float(np.linalg.norm(corr.apply(c[members]) - r[members], axis=1).sum()) if members else 0.0
             scored.append((support, resid, corr, members))
         if not scored:
