@@ -17,7 +17,7 @@ import numpy as np
 
 from ..types import InstanceObservation
 from .config import MemoryConfig
-from .map import VoxelSet, coarse_keys, trimmed_box
+from .map import VoxelSet, coarse_keys, frac_in, trimmed_box
 from .objects import ObjectRecord
 
 RECENT_S = 10.0  # a node seen this recently must match tightly (no drift allowance)
@@ -133,7 +133,8 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
         also = () if m.far else tuple(
             rec for rec in nearby[i]
             if rec.index not in used and rec is not m.record and rec.voxels.overlap(obs[i].coarse) >= cfg.overlap_min
-            and (rec.index in candidates[i] or len(rec.obs_t) < cfg.confirm_obs))
+            and (rec.index in candidates[i] or (len(rec.obs_t) < cfg.confirm_obs
+                                                and frac_in(rec.voxels.coarse(), obs[i].coarse) >= cfg.overlap_min)))
         result.append(Match(m.obs, m.record, m.far, also))
     return result
 
