@@ -90,3 +90,19 @@ def test_keyframe_images_are_stored_downsampled():
     assert img is not None and img.dtype == np.uint8 and img.shape[2] == 3
     assert max(img.shape[:2]) <= MemoryConfig().keyframe_image_max_side
     assert mem.keyframe_image(10_000) is None
+
+
+def test_a_node_seen_once_gets_no_drift_allowance():
+    """A one-frame detection (a false positive) must not pull in an object seen 0.5 m away after the
+    wearer was gone for a while; a confirmed node would (its radius grows with the distance walked)."""
+    ghost = [Box(7, "vase", (0.5, 0.0, 0.15), (0.2, 0.2, 0.3))]
+    real = [Box(8, "vase", (0.0, 0.0, 0.15), (0.2, 0.2, 0.3))]
+    eye = look_at((3.0, 0.0, 1.6), (0.0, 0.0, 0.3))
+    for n_seen, expect in ((1, 2), (3, 1)):
+        mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+        for k in range(n_seen):
+            mem.update(perceive(ghost, eye, K, float(k), k))
+        for k in range(20):  # walk away 20 m along an empty corridor
+            mem.update(perceive([], look_at((5.0 + k, 0.0, 1.6), (5.0 + k, 5.0, 1.4)), K, 5.0 + k, 5 + k))
+        mem.update(perceive(real, eye, K, 30.0, 30, track_ids={8: 99}))
+        assert len(mem.as_of(30.0).objects) == expect, n_seen

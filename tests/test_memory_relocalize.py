@@ -91,3 +91,28 @@ def test_heading_drift_is_corrected_when_rotations_are_enabled():
     assert np.allclose(mem.T_mem_input @ D, np.eye(4), atol=0.1), mem.T_mem_input @ D
     assert sorted(o.label for o in mem.as_of(mem.latest_t_s).objects.values()) == ["box", "lamp", "mug", "plant"]
     assert np.linalg.norm(mem.as_of(mem.latest_t_s).ego.T_world_cam[-1][:3, 3] - truth[-1]) < 0.15
+
+
+def test_vertical_offset_is_not_taken_for_drift():
+    """Odometry drifts along the floor: landmarks that would need a 0.5 m vertical shift are wrong pairs."""
+    mem, _ = _run((0.5, -0.3, 0.5))
+    assert not mem.relocalisations
+    assert np.array_equal(mem.T_mem_input, np.eye(4))
+    mem, _ = _run((0.5, -0.3, 0.5), reloc_max_vertical_m=1.0)  # the same revisit without the guard
+    assert mem.relocalisations
+
+
+def test_big_correction_needs_one_more_landmark():
+    """A 2.2 m jump is applied on four agreeing landmarks, not on two (reloc_big_shift_m = 1.5)."""
+    big = (1.8, -1.3, 0.0)
+    mem, _ = _run(big, reloc_base_m=3.0)
+    assert mem.relocalisations and np.allclose(mem.T_mem_input[:3, 3], -np.asarray(big), atol=0.15)
+    two = [b for b in SCENE if b.label in ("lamp", "plant")]
+    first = list(orbit(two, 10, radius=2.5, scene_tag="kitchen"))
+    D = Pose.from_Rt(np.eye(3), np.asarray(big))
+    back = [with_pose(fp, Pose(D.matrix @ fp.frame.T_world_cam.matrix))
+            for fp in orbit(two, 10, radius=2.5, t0=40.0, index0=40, scene_tag="kitchen", turns=0.9)]
+    for cfg in ({}, {"reloc_big_shift_m": 5.0}):
+        mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), reloc_base_m=3.0, **cfg))
+        mem.update_many(first + back)
+        assert bool(mem.relocalisations) == bool(cfg), (cfg, mem.relocalisations)
