@@ -132,9 +132,9 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
             continue
         also = () if m.far else tuple(
             rec for rec in nearby[i]
-            if rec.index not in used and rec is not m.record and rec.voxels.overlap(obs[i].coarse) >= cfg.overlap_min
-            and (rec.index in candidates[i] or (len(rec.obs_t) < cfg.confirm_obs
-                                                and frac_in(rec.voxels.coarse(), obs[i].coarse) >= cfg.overlap_min)))
+            if (rec.index in candidates[i] or len(rec.obs_t) < cfg.confirm_obs)
+            and rec.index not in used and rec is not m.record and rec.voxels.overlap(obs[i].coarse) >= cfg.overlap_min
+            and (rec.index in candidates[i] or frac_in(rec.voxels.coarse(), obs[i].coarse) >= cfg.overlap_min))
         result.append(Match(m.obs, m.record, m.far, also))
     return result
 
