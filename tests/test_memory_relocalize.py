@@ -12,21 +12,21 @@ SCENE = [Box(1, "mug", (0.6, 0.2, 0.1), (0.15, 0.15, 0.2)), Box(2, "lamp", (-0.5
 DRIFT = np.array([0.9, -0.6, 0.0])  # input world frame error accumulated while away
 
 
-def _stream(drift: np.ndarray):
+def _stream(drift: np.ndarray, boxes=SCENE):
     """Orbit the room, walk 12 m down an empty corridor, come back and orbit again with drifted poses."""
-    first = list(orbit(SCENE, 10, radius=2.5, scene_tag="kitchen"))
+    first = list(orbit(boxes, 10, radius=2.5, scene_tag="kitchen"))
     K = Intrinsics.from_fov(128, 96, 70.0)
     corridor = [perceive([], look_at((4.0 + k, 0.0, 1.6), (4.0 + k, 5.0, 1.4)), K, 10.0 + k, 10 + k, "corridor")
                 for k in range(12)]
     D = Pose.from_Rt(np.eye(3), drift)
     back = [with_pose(fp, Pose(D.matrix @ fp.frame.T_world_cam.matrix))
-            for fp in orbit(SCENE, 10, radius=2.5, t0=22.0, index0=22, scene_tag="kitchen", turns=0.9)]
-    truth = [fp.frame.T_world_cam.t for fp in orbit(SCENE, 10, radius=2.5, t0=22.0, index0=22, turns=0.9)]
+            for fp in orbit(boxes, 10, radius=2.5, t0=22.0, index0=22, scene_tag="kitchen", turns=0.9)]
+    truth = [fp.frame.T_world_cam.t for fp in orbit(boxes, 10, radius=2.5, t0=22.0, index0=22, turns=0.9)]
     return first + corridor + back, truth
 
 
-def _run(drift, **cfg):
-    stream, truth = _stream(np.asarray(drift, dtype=np.float64))
+def _run(drift, boxes=SCENE, **cfg):
+    stream, truth = _stream(np.asarray(drift, dtype=np.float64), boxes)
     mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), **cfg))
     mem.update_many(stream)
     return mem, truth
@@ -108,11 +108,6 @@ def test_big_correction_needs_one_more_landmark():
     mem, _ = _run(big, reloc_base_m=3.0)
     assert mem.relocalisations and np.allclose(mem.T_mem_input[:3, 3], -np.asarray(big), atol=0.15)
     two = [b for b in SCENE if b.label in ("lamp", "plant")]
-    first = list(orbit(two, 10, radius=2.5, scene_tag="kitchen"))
-    D = Pose.from_Rt(np.eye(3), np.asarray(big))
-    back = [with_pose(fp, Pose(D.matrix @ fp.frame.T_world_cam.matrix))
-            for fp in orbit(two, 10, radius=2.5, t0=40.0, index0=40, scene_tag="kitchen", turns=0.9)]
     for cfg in ({}, {"reloc_big_shift_m": 5.0}):
-        mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), reloc_base_m=3.0, **cfg))
-        mem.update_many(first + back)
+        mem, _ = _run(big, two, reloc_base_m=3.0, **cfg)
         assert bool(mem.relocalisations) == bool(cfg), (cfg, mem.relocalisations)

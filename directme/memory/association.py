@@ -87,7 +87,7 @@ def geometric_score(obs: Obs, rec: ObjectRecord, t_s: float, cfg: MemoryConfig, 
     dx = [a - b for a, b in zip(obs.centre_w.tolist(), st.position_w)]
     d = math.sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2])
     lim = cfg.match_radius_m + 0.125 * max(st.extent_m)
-    if t_s - rec.last_seen_s > RECENT_S and len(rec.obs_t) >= cfg.confirm_obs:  # tentative: no allowance
+    if t_s - rec.last_seen_s > RECENT_S and not tentative(rec, cfg):  # a tentative node gets no drift allowance
         lim = max(lim, min(cfg.reentry_radius_m + cfg.drift_per_m * walked_m, cfg.max_reentry_m))
     if d <= lim:
         return 2.0 - d / lim
@@ -102,8 +102,8 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
     """One-to-one matches of ``obs`` with records (``tracked[i]``: node bound to obs i's track id;
     ``nearby[i]``: live records near obs i; ``walked(rec)``: metres walked since rec was last seen)."""
     cands: list[tuple[float, int, int, ObjectRecord, bool]] = []
+    geo_ok: list[set[int]] = [set() for _ in obs]  # per instance: records it matches geometrically
     for i, o in enumerate(obs):
-        geo_ok = set()
         for rec in nearby[i]:
             sem = label_agrees(o, rec, cfg)
             geo = None if sem is None else geometric_score(o, rec, t_s, cfg, walked(rec))
@@ -111,13 +111,12 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
                 continue
             if sem[1] and (geo < STRONG or (tracked[i] is not None and tracked[i] is not rec)):
                 continue  # another label: only a strong, untracked match
-            geo_ok.add(rec.index)
+            geo_ok[i].add(rec.index)
             bonus = 2.0 if rec is tracked[i] else 0.0
             cands.append((geo + 0.5 * sem[0] + bonus, i, rec.index, rec, False))
         rec = tracked[i]
-        if rec is not None and rec.index not in geo_ok and label_agrees(o, rec, cfg) is not None:
+        if rec is not None and rec.index not in geo_ok[i] and label_agrees(o, rec, cfg) is not None:
             cands.append((0.0, i, rec.index, rec, True))
-    candidates = [{idx for _, j, idx, _, far in cands if j == i and not far} for i in range(len(obs))]
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     out: list[Optional[Match]] = [None] * len(obs)
     used: set[int] = set()
@@ -130,13 +129,23 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
         if m is None:
             result.append(Match(obs[i], None))
             continue
-        also = () if m.far else tuple(
-            rec for rec in nearby[i]
-            if (rec.index in candidates[i] or len(rec.obs_t) < cfg.confirm_obs)
-            and rec.index not in used and rec is not m.record and rec.voxels.overlap(obs[i].coarse) >= cfg.overlap_min
-            and (rec.index in candidates[i] or frac_in(rec.voxels.coarse(), obs[i].coarse) >= cfg.overlap_min))
+        also = () if m.far else tuple(rec for rec in nearby[i] if rec.index not in used
+                                      and covers(obs[i], rec, rec.index in geo_ok[i], cfg))
         result.append(Match(m.obs, m.record, m.far, also))
     return result
+
+
+def tentative(rec: ObjectRecord, cfg: MemoryConfig) -> bool:
+    """Seen in fewer than ``confirm_obs`` frames (possibly a false or confused detection)."""
+    return len(rec.obs_t) < cfg.confirm_obs
+
+
+def covers(obs: Obs, rec: ObjectRecord, geo_ok: bool, cfg: MemoryConfig) -> bool:
+    """Is ``rec`` a duplicate of the node ``obs`` matched? A geometric candidate when the instance's
+    points overlap it; a tentative node of any label only when the overlap holds both ways."""
+    if not (geo_ok or tentative(rec, cfg)) or rec.voxels.overlap(obs.coarse) < cfg.overlap_min:
+        return False
+    return geo_ok or frac_in(rec.voxels.coarse(), obs.coarse) >= cfg.overlap_min
 
 
 def co_observed(a: ObjectRecord, b: ObjectRecord) -> bool:
