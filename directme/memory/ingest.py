@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from ..errors import InvalidInputError
 from ..geometry import default_up_world
 from ..types import FramePerception
-from .association import Match, Obs
+from .association import Match, Obs, co_observed
 from .keyframes import consider_keyframe, visibility_score
 from .map import FrameLift, VoxelSet, trimmed_box
 from .objects import ObjectRecord
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .store import SpatialMemory
 
 log = logging.getLogger("directme.memory")
+AMBIGUOUS_M = 0.3  # two neighbours' surfaces this close to equally near: which one a stray node was is unknown
 
 
 def validate(fp: FramePerception, latest_t_s: float) -> None:
@@ -129,11 +130,13 @@ def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, mem: "SpatialMemor
             mem.images.release(victim.ref.frame_index)
 
 
-def merge(keep: ObjectRecord, gone: ObjectRecord, mem: "SpatialMemory", t: float) -> None:
-    """Fold ``gone`` into ``keep`` from time t on (both histories stay readable before t)."""
+def merge(keep: ObjectRecord, gone: ObjectRecord, mem: "SpatialMemory", t: float, with_voxels: bool = True) -> None:
+    """Fold ``gone`` into ``keep`` from time t on (both histories stay readable before t); ``with_voxels``
+    False when ``gone``'s points were misplaced (its place was seen empty)."""
     gone.merged_into = (t, keep)
     keep.merges.append((t, gone))
-    keep.voxels.add(gone.voxels, mem.cfg.max_voxels_per_object)
+    if with_voxels:
+        keep.voxels.add(gone.voxels, mem.cfg.max_voxels_per_object)
     for k, w in gone.votes.items():
         keep.votes[k] = keep.votes.get(k, 0.0) + w
     for kf in gone.live_keyframes():
@@ -189,5 +192,30 @@ def check_gone(fp: FramePerception, seen: set[int], mem: "SpatialMemory") -> Non
             rec.misses += 1
             rec.first_miss_s = min(rec.first_miss_s, f.t_s)
             if rec.misses >= cfg.gone_frames:
-                rec.set_state(f.t_s, present=False, gone_since_s=rec.first_miss_s)
-                mem.sync(rec)
+                keep = _explained_by(rec, mem) if len(rec.obs_t) < cfg.confirm_obs else None
+                if keep is not None:
+                    merge(keep, rec, mem, f.t_s, with_voxels=False)
+                else:
+                    rec.set_state(f.t_s, present=False, gone_since_s=rec.first_miss_s)
+                    mem.sync(rec)
+
+
+def _explained_by(rec: ObjectRecord, mem: "SpatialMemory") -> Optional[ObjectRecord]:
+    """The confirmed object next to a tentative node whose place was seen empty: a node seen once and
+    then contradicted was a confused or misplaced view of its neighbour (its centre within
+    ``reentry_radius_m`` of the neighbour's points; one of its label if there is one), not an object that
+    left. None when two neighbours are about as near (which one it was is unknown)."""
+    cfg = mem.cfg
+    near = []
+    for other in mem.nearby(rec.position, cfg.max_reentry_m):
+        if other is rec or len(other.obs_t) < cfg.confirm_obs or not other.state.present or co_observed(other, rec):
+            continue
+        d = float(np.sqrt(np.min(np.sum((other.voxels.pts - rec.position.astype(np.float32)) ** 2, axis=1))))
+        if d < cfg.reentry_radius_m:
+            near.append((d, other))
+    label = rec.label_id_from_votes()
+    same = [c for c in near if c[1].label_id_from_votes() == label]
+    near = sorted(same or near, key=lambda c: c[0])
+    if not near or (len(near) > 1 and near[1][0] - near[0][0] < AMBIGUOUS_M):
+        return None
+    return near[0][1]
