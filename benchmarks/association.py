@@ -1,6 +1,10 @@
 """Object association against simulator ground truth: duplicates and wrong merges per episode.
 
     python benchmarks/association.py [--seeds 0 1 2] [--minutes 3 6 10] [--noise realistic] [--max-yaw-deg 6]
+                                     [--exact-poses]
+
+``--exact-poses`` keeps every other noise of the preset but gives the memory the true camera poses (no
+odometry drift): what is left is the association's own error.
 
 For each (seed, minutes) the episode streams through oracle perception into a SpatialMemory, with and
 without landmark relocalisation; prints one line per run and, last, ``error_rate=<number>`` (duplicates
@@ -9,9 +13,11 @@ plus wrong merges over GT objects, pooled over all runs with relocalisation on).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import numpy as np
 
+from directme.perception.oracle import get_preset
 from directme.sim import generate_episode
 from directme.sim.scoring import association_score, stream_episode
 
@@ -29,7 +35,11 @@ def main() -> None:
     ap.add_argument("--noise", default="realistic")
     ap.add_argument("--max-yaw-deg", type=float, default=None, help="MemoryConfig.reloc_max_yaw_deg (default: off)")
     ap.add_argument("--min-baseline-m", type=float, default=None, help="MemoryConfig.reloc_min_baseline_m")
+    ap.add_argument("--exact-poses", action="store_true", help="no pose drift (the preset's other noise kept)")
     a = ap.parse_args()
+    noise = get_preset(a.noise)
+    if a.exact_poses:
+        noise = dataclasses.replace(noise, heading_drift_deg_per_min=0.0, translation_drift_frac=0.0)
     extra = {k: v for k, v in (("reloc_max_yaw_deg", a.max_yaw_deg), ("reloc_min_baseline_m", a.min_baseline_m))
              if v is not None}
     pooled = {True: [0, 0], False: [0, 0]}
@@ -37,7 +47,7 @@ def main() -> None:
         for minutes in a.minutes:
             ep = generate_episode(seed=seed, minutes=minutes)
             for reloc in (False, True):
-                mem, votes = stream_episode(ep, a.noise, seed, relocalize=reloc, **extra)
+                mem, votes = stream_episode(ep, noise, seed, relocalize=reloc, **extra)
                 s = association_score(mem, votes)
                 pooled[reloc][0] += s.duplicates + s.merges
                 pooled[reloc][1] += s.n_gt

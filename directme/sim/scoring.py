@@ -5,10 +5,10 @@ every node can be traced back to the objects whose observations it absorbed."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Union
 
 from ..memory import MemoryConfig, SpatialMemory
-from ..perception.oracle import FALSE_POSITIVE_ID_BASE, SWITCHED_ID_BASE, OraclePerception
+from ..perception.oracle import FALSE_POSITIVE_ID_BASE, SWITCHED_ID_BASE, NoisePreset, OraclePerception
 
 
 def gt_object(track_id: int) -> Optional[int]:
@@ -29,7 +29,8 @@ class AssociationScore(NamedTuple):
         return (self.duplicates + self.merges) / max(self.n_gt, 1)
 
 
-def stream_episode(episode: Any, noise: str, seed: int = 0, **memory_config) -> tuple[SpatialMemory, dict]:
+def stream_episode(episode: Any, noise: Union[str, NoisePreset], seed: int = 0,
+                   **memory_config) -> tuple[SpatialMemory, dict]:
     """Feed an episode through oracle perception into a memory; returns it and node -> Counter(GT id)."""
     oracle = OraclePerception(episode, noise=noise, seed=seed)
     mem = SpatialMemory(MemoryConfig(up_world=tuple(episode.up_world), **memory_config))
