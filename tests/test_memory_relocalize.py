@@ -111,3 +111,24 @@ def test_big_correction_needs_one_more_landmark():
     for cfg in ({}, {"reloc_big_shift_m": 5.0}):
         mem, _ = _run(big, two, reloc_base_m=3.0, **cfg)
         assert bool(mem.relocalisations) == bool(cfg), (cfg, mem.relocalisations)
+
+
+def test_a_landmark_seen_again_keeps_pairing_for_the_window_against_its_place_before_the_visit():
+    """Each frame of the first seconds back in the room pairs every landmark in view - not only the frame
+    that saw it first - with where it was before this visit (its node already mixes in the drifted
+    points); after ``reloc_window_s`` seconds of the visit it stops."""
+    stream, _ = _stream(DRIFT)
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), reloc_min_support=5))  # pairs only: never applied
+    mem.update_many(stream[:22])
+    before = {r.index: np.array(r.position) for r in mem.records}
+    per_frame = []
+    for fp in stream[22:]:
+        mem.update(fp)
+        new = [p for p in mem.reloc.pairs if p.t_s == fp.t_s]
+        per_frame.append({p.record for p in new})
+        for p in new:
+            assert np.allclose(p.r_w, before[p.record]), p.record
+    assert not mem.relocalisations
+    again = [s & set().union(*per_frame[:k]) for k, s in enumerate(per_frame) if k]
+    assert any(again[: int(mem.cfg.reloc_window_s)]), per_frame  # landmarks paired in a later frame too
+    assert not any(per_frame[int(mem.cfg.reloc_window_s) + 2:]), per_frame  # the visit is no longer new

@@ -48,6 +48,8 @@ def save_memory(mem: "SpatialMemory", directory: Path) -> Path:
         "track_map": [[int(k), int(v)] for k, v in mem.track_map.items()],
         "T_mem_input": mem.T_mem_input.tolist(), "relocalisations": [[t, list(v), yaw] for t, v, yaw in mem.relocalisations],
         "reloc_pairs": [pair_to_json(p) for p in mem.reloc.pairs],
+        "reloc_used": [[int(r), float(t)] for r, t in mem.reloc.used.items()],
+        "reloc_aligned": [[int(r), bool(a)] for r, a in mem.reloc.aligned.items()],
         "image_refs": [[int(k), int(v)] for k, v in mem.images.refs.items()],
         "objects": [{
             "keyframes": [_kf_json(k) for k in r.keyframes],
@@ -116,6 +118,8 @@ def load_memory(directory: Path) -> "SpatialMemory":
     mem.relocalisations = [(float(t), tuple(float(x) for x in v), float(yaw))
                            for t, v, yaw in meta.get("relocalisations", [])]
     mem.reloc.pairs = [pair_from_json(p) for p in meta.get("reloc_pairs", [])]
+    mem.reloc.used = {int(r): float(t) for r, t in meta.get("reloc_used", [])}
+    mem.reloc.aligned = {int(r): bool(a) for r, a in meta.get("reloc_aligned", [])}
     with np.load(directory / "images.npz") as z:
         mem.images.images = {int(k): z[k].tobytes() for k in z.files}
     mem.images.refs = {int(k): int(v) for k, v in meta["image_refs"]}

@@ -4,9 +4,10 @@ Odometry-style poses (visual odometry, chunked depth+pose networks) drift with d
 their heading wanders: a room revisited after minutes lands metres away from where it was mapped and
 turned by a few degrees, its objects become duplicates and ego-frame answers point the wrong way.
 Remembered objects are landmarks. Every instance near a remembered object of the same label that was
-not seen recently (the wearer came back) is a landmark pair; pairs from the last ``reloc_window_s``
-seconds (a few frames: relative poses over seconds are accurate) are pooled, and when several distinct
-landmarks agree on one rigid correction - a rotation about the up axis through the wearer plus a
+not seen recently (the wearer came back) is a landmark pair - in every frame of the first
+``reloc_window_s`` seconds of the visit, against where the landmark was before it; pairs from the last
+``reloc_window_s`` seconds (a few frames: relative poses over seconds are accurate) are pooled, and when
+several distinct landmarks agree on one rigid correction - a rotation about the up axis through the wearer plus a
 translation - that correction is the drift accumulated since, and the memory applies it.
 
 The correction ``C`` (``SpatialMemory.T_mem_input``) maps the input world frame into the memory's world
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 RECENT_S = 10.0  # landmarks seen this recently carry no drift information (they drift with the wearer)
 MAX_EXTENT_M = 2.5  # larger objects are rarely seen whole: their instance centre is a poor landmark
+VISIT_MIN_OBS = 3  # a landmark seen again a moment ago counts when it had been seen in this many frames before
 MIN_YAW_RAD = math.radians(1.0)  # smaller rotations are noise, never applied on their own
 
 
@@ -100,6 +102,18 @@ class Correction:
         return p_w @ M[:3, :3].T + M[:3, 3]
 
 
+def _visit_began(rec, t_s: float, window_s: float) -> Optional[int]:
+    """Index of ``rec``'s last observation before its current visit (after a gap of over ``RECENT_S``)
+    when that visit began within ``window_s`` of ``t_s``; None otherwise."""
+    obs_t = rec.obs_t
+    k = len(obs_t) - 1
+    while k >= 1 and t_s - obs_t[k] <= window_s:
+        if obs_t[k] - obs_t[k - 1] > RECENT_S:
+            return k - 1
+        k -= 1
+    return None
+
+
 def _plane_basis(up: np.ndarray) -> np.ndarray:
     """(2, 3) orthonormal basis of the plane perpendicular to ``up``."""
     a = np.array([1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
@@ -113,12 +127,16 @@ class Relocaliser:
 
     def __init__(self) -> None:
         self.pairs: list[LandmarkPair] = []
+        self.aligned: dict[int, bool] = {}  # record -> whether its first pair of the current visit was aligned
+        self.used: dict[int, float] = {}  # record -> time of the last correction it supported (one per visit)
 
     # ------------------------------------------------------------------ evidence
     def add_frame(self, obs: Sequence["Obs"], t_s: float, tag: Optional[str], mem: "SpatialMemory") -> int:
         """Record this frame's landmark pairs (``obs`` lifted with the current correction); returns how many."""
         cfg = mem.cfg
         self.pairs = [p for p in self.pairs if t_s - p.t_s <= cfg.reloc_window_s]
+        live = {p.record for p in self.pairs}
+        self.aligned = {r: a for r, a in self.aligned.items() if r in live}
         C_inv = np.linalg.inv(mem.T_mem_input)
         n = 0
         for i, o in enumerate(obs):
@@ -127,18 +145,30 @@ class Relocaliser:
             for rec in mem.nearby(o.centre_w, cfg.reloc_search_m):
                 st = rec.state
                 # gone or pending-move nodes stay candidates: drift itself makes a place look empty or moved
-                if (t_s - rec.last_seen_s <= RECENT_S or len(rec.obs_t) < 1
-                        or rec.label_id_from_votes() != o.label_id or max(st.extent_m) > MAX_EXTENT_M):
+                if len(rec.obs_t) < 1 or rec.label_id_from_votes() != o.label_id or max(st.extent_m) > MAX_EXTENT_M:
                     continue
-                seen_tag = mem.tags[int(mem.ego_tag[rec.obs_frame[-1]])]
+                k = len(rec.obs_t) - 1  # its last observation before this visit
+                if t_s - rec.last_seen_s <= RECENT_S:
+                    k = _visit_began(rec, t_s, cfg.reloc_window_s)
+                    if k is None or k + 1 < VISIT_MIN_OBS or rec.obs_t[k + 1] <= self.used.get(rec.index, -math.inf):
+                        continue  # in view for a while (it drifts with the wearer), too young a landmark, or
+                        #           this visit already served a correction
+                seen_frame = rec.obs_frame[k]
+                seen_tag = mem.tags[int(mem.ego_tag[seen_frame])]
                 if tag is not None and seen_tag is not None and seen_tag != tag:
                     continue  # last seen in another kind of place
-                allowed = cfg.reloc_base_m + cfg.drift_per_m * mem.walked_since(rec)
-                r_w = np.asarray(st.position_w, dtype=np.float64)
+                allowed = cfg.reloc_base_m + cfg.drift_per_m * (mem.ego_path[-1] - mem.ego_path[seen_frame])
+                if k == len(rec.obs_t) - 1:
+                    r_w = np.asarray(st.position_w, dtype=np.float64)
+                    aligned = rec.voxels.overlap(o.coarse) >= cfg.overlap_min
+                else:  # seen again a moment ago: where it was before this visit (its points now mix both)
+                    r_w = np.asarray(rec.state_at(rec.obs_t[k + 1] - 1e-9).position_w, dtype=np.float64)
+                    aligned = self.aligned.get(rec.index, False)
                 if np.linalg.norm(r_w - o.centre_w) <= allowed:
                     self.pairs.append(LandmarkPair(t_s, (t_s, i), o.label_id, C_inv[:3, :3] @ o.centre_w + C_inv[:3, 3],
-                                                   rec.index, r_w, allowed, int(o.inst.track_id),
-                                                   rec.voxels.overlap(o.coarse) >= cfg.overlap_min))
+                                                   rec.index, r_w, allowed, int(o.inst.track_id), aligned))
+                    if k == len(rec.obs_t) - 1:
+                        self.aligned[rec.index] = aligned
                     n += 1
         return n
 

@@ -194,6 +194,7 @@ class SpatialMemory:
                 if keep is not None and keep is not rec and not co_observed(keep, rec):
                     merge(keep, rec, self, t)
         self.T_mem_input = D @ self.T_mem_input
+        self.reloc.used.update({p.record: t for p in members})
         moved = corr.apply(pivot_w[None])[0] - pivot_w
         self.relocalisations.append((t, tuple(float(v) for v in moved), math.degrees(corr.yaw_rad)))
         log.info("t=%.3fs: relocalised on %d remembered landmarks: moved %s m, turned %.1f deg", t, len(members),
