@@ -98,6 +98,8 @@ class Correction:
         return M
 
     def apply(self, p_w: np.ndarray) -> np.ndarray:
+        if self.yaw_rad == 0.0:
+            return p_w + self.shift_w
         M = self.matrix()
         return p_w @ M[:3, :3].T + M[:3, 3]
 
@@ -186,13 +188,16 @@ class Relocaliser:
         ok = np.linalg.norm(off, axis=1) <= np.array([p.allowed_m for p in pairs])
         if ok.sum() < cfg.reloc_min_support:
             return None
+        max_yaw = math.radians(cfg.reloc_max_yaw_deg)
+        if max_yaw == 0 and float(np.max(np.linalg.norm(off[ok], axis=1))) < cfg.reloc_min_shift_m:
+            return None  # every translation they could support (a mean of their offsets) is too small to apply
         B = _plane_basis(up)
         c2, r2 = (c - pivot_w) @ B.T, (r - pivot_w) @ B.T
-        max_yaw = math.radians(cfg.reloc_max_yaw_deg)
         hyps: list[tuple[float, np.ndarray]] = []
         idx = np.flatnonzero(ok)
-        for k in idx.tolist():  # one pair: a pure translation
-            hyps.append((0.0, off[k]))
+        for k in idx.tolist():  # one pair: a pure translation (offsets within 5 cm of one tried are not new)
+            if not any(yaw == 0.0 and float(np.linalg.norm(off[k] - shift)) < 0.05 for yaw, shift in hyps):
+                hyps.append((0.0, off[k]))
         for a in idx.tolist() if max_yaw > 0 else []:  # two pairs with a long baseline: rotation + translation
             for b in idx.tolist():
                 if b <= a or pairs[a].record == pairs[b].record or pairs[a].obs_key == pairs[b].obs_key:
