@@ -208,7 +208,8 @@ def _explained_by(rec: ObjectRecord, mem: "SpatialMemory") -> Optional[ObjectRec
     cfg = mem.cfg
     near = []
     for other in mem.nearby(rec.position, cfg.max_reentry_m):
-        if other is rec or len(other.obs_t) < cfg.confirm_obs or not other.state.present or co_observed(other, rec):
+        if (other is rec or len(other.obs_t) < cfg.confirm_obs or not other.state.present or not len(other.voxels)
+                or co_observed(other, rec)):
             continue
         d = float(np.sqrt(np.min(np.sum((other.voxels.pts - rec.position.astype(np.float32)) ** 2, axis=1))))
         if d < cfg.reentry_radius_m:

@@ -7,8 +7,8 @@ Remembered objects are landmarks. Every instance near a remembered object of the
 not seen recently (the wearer came back) is a landmark pair - in every frame of the first
 ``reloc_window_s`` seconds of the visit, against where the landmark was before it; pairs from the last
 ``reloc_window_s`` seconds (a few frames: relative poses over seconds are accurate) are pooled, and when
-several distinct landmarks agree on one rigid correction - a rotation about the up axis through the wearer plus a
-translation - that correction is the drift accumulated since, and the memory applies it.
+several distinct landmarks agree on one rigid correction - a rotation about the up axis through the
+wearer plus a translation - that correction is the drift accumulated since, and the memory applies it.
 
 The correction ``C`` (``SpatialMemory.T_mem_input``) maps the input world frame into the memory's world
 frame; every frame's pose is used as ``C @ T_world_cam``. Objects first seen under the old correction
@@ -37,6 +37,7 @@ from ..types import FramePerception
 
 if TYPE_CHECKING:
     from .association import Obs
+    from .objects import ObjectRecord
     from .store import SpatialMemory
 
 RECENT_S = 10.0  # landmarks seen this recently carry no drift information (they drift with the wearer)
@@ -104,7 +105,7 @@ class Correction:
         return p_w @ M[:3, :3].T + M[:3, 3]
 
 
-def _visit_began(rec, t_s: float, window_s: float) -> Optional[int]:
+def _visit_began(rec: "ObjectRecord", t_s: float, window_s: float) -> Optional[int]:
     """Index of ``rec``'s last observation before its current visit (after a gap of over ``RECENT_S``)
     when that visit began within ``window_s`` of ``t_s``; None otherwise."""
     obs_t = rec.obs_t
