@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..geometry import default_up_world
 from ..types import FramePerception
-from .association import Match, Obs, co_observed
+from .association import Match, Obs, co_observed, tentative
 from .keyframes import consider_keyframe, visibility_score
 from .map import FrameLift, VoxelSet, trimmed_box
 from .objects import ObjectRecord
@@ -192,7 +192,7 @@ def check_gone(fp: FramePerception, seen: set[int], mem: "SpatialMemory") -> Non
             rec.misses += 1
             rec.first_miss_s = min(rec.first_miss_s, f.t_s)
             if rec.misses >= cfg.gone_frames:
-                keep = _explained_by(rec, mem) if len(rec.obs_t) < cfg.confirm_obs else None
+                keep = _explained_by(rec, mem) if tentative(rec, cfg) else None
                 if keep is not None:
                     merge(keep, rec, mem, f.t_s, with_voxels=False)
                 else:
@@ -208,7 +208,7 @@ def _explained_by(rec: ObjectRecord, mem: "SpatialMemory") -> Optional[ObjectRec
     cfg = mem.cfg
     near = []
     for other in mem.nearby(rec.position, cfg.max_reentry_m):
-        if (other is rec or len(other.obs_t) < cfg.confirm_obs or not other.state.present or not len(other.voxels)
+        if (other is rec or tentative(other, cfg) or not other.state.present or not len(other.voxels)
                 or co_observed(other, rec)):
             continue
         d = float(np.sqrt(np.min(np.sum((other.voxels.pts - rec.position.astype(np.float32)) ** 2, axis=1))))

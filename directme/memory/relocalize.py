@@ -156,11 +156,10 @@ class Relocaliser:
                     if k is None or k + 1 < VISIT_MIN_OBS or rec.obs_t[k + 1] <= self.used.get(rec.index, -math.inf):
                         continue  # in view for a while (it drifts with the wearer), too young a landmark, or
                         #           this visit already served a correction
-                seen_frame = rec.obs_frame[k]
-                seen_tag = mem.tags[int(mem.ego_tag[seen_frame])]
+                seen_tag = mem.tags[int(mem.ego_tag[rec.obs_frame[k]])]
                 if tag is not None and seen_tag is not None and seen_tag != tag:
                     continue  # last seen in another kind of place
-                allowed = cfg.reloc_base_m + cfg.drift_per_m * (mem.ego_path[-1] - mem.ego_path[seen_frame])
+                allowed = cfg.reloc_base_m + cfg.drift_per_m * mem.walked_since(rec, k)
                 if k == len(rec.obs_t) - 1:
                     r_w = np.asarray(st.position_w, dtype=np.float64)
                     aligned = rec.voxels.overlap(o.coarse) >= cfg.overlap_min
@@ -197,7 +196,7 @@ class Relocaliser:
         hyps: list[tuple[float, np.ndarray]] = []
         idx = np.flatnonzero(ok)
         for k in idx.tolist():  # one pair: a pure translation (offsets within 5 cm of one tried are not new)
-            if not any(yaw == 0.0 and float(np.linalg.norm(off[k] - shift)) < 0.05 for yaw, shift in hyps):
+            if not any(float(np.linalg.norm(off[k] - shift)) < 0.05 for _, shift in hyps):
                 hyps.append((0.0, off[k]))
         for a in idx.tolist() if max_yaw > 0 else []:  # two pairs with a long baseline: rotation + translation
             for b in idx.tolist():

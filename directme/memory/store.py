@@ -121,9 +121,9 @@ class SpatialMemory:
         i = self.track_map.get(track_id)
         return None if i is None else self._survivor(self.records[i])
 
-    def walked_since(self, rec: ObjectRecord) -> float:
-        """Metres the wearer walked since ``rec`` was last seen."""
-        return self.ego_path[-1] - self.ego_path[rec.obs_frame[-1]]
+    def walked_since(self, rec: ObjectRecord, obs_index: int = -1) -> float:
+        """Metres the wearer walked since ``rec`` was last seen (since its observation ``obs_index``)."""
+        return self.ego_path[-1] - self.ego_path[rec.obs_frame[obs_index]]
 
     @staticmethod
     def _survivor(rec: ObjectRecord) -> ObjectRecord:
