@@ -79,22 +79,34 @@ def label_agrees(obs: Obs, rec: ObjectRecord, cfg: MemoryConfig) -> Optional[tup
     return share + (cos if cos is not None else 0.0), mismatch
 
 
-def geometric_score(obs: Obs, rec: ObjectRecord, t_s: float, cfg: MemoryConfig, walked_m: float) -> Optional[float]:
-    """Centre distance within a size-dependent radius, or enough voxel overlap; None if neither.
-
-    For a node not seen for a while the radius grows with the distance walked since (pose drift)."""
+def geometric_score(obs: Obs, rec: ObjectRecord, t_s: float, cfg: MemoryConfig,
+                    walked_m: float) -> Optional[tuple[float, bool]]:
+    """(score, loose): centre distance within a size-dependent radius, or enough voxel overlap; None if
+    neither. For a node not seen for a while the radius grows with the distance walked since (pose
+    drift); ``loose`` says the match needed that allowance (weaker evidence than a tight match)."""
     st = rec.state
     dx = [a - b for a, b in zip(obs.centre_w.tolist(), st.position_w)]
     d = math.sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2])
-    lim = cfg.match_radius_m + 0.125 * max(st.extent_m)
+    tight = cfg.match_radius_m + 0.125 * max(st.extent_m)
+    if d <= tight:
+        return 2.0 - d / tight, False
+    near = d <= 0.5 * (max(st.extent_m) + float(np.max(obs.extent_m))) + 2 * cfg.voxel_m
+    ov = rec.voxels.overlap(obs.coarse) if near else 0.0
+    if ov >= cfg.overlap_min:
+        return ov, False
     if t_s - rec.last_seen_s > RECENT_S and not tentative(rec, cfg):  # a tentative node gets no drift allowance
-        lim = max(lim, min(cfg.reentry_radius_m + cfg.drift_per_m * walked_m, cfg.max_reentry_m))
-    if d <= lim:
-        return 2.0 - d / lim
-    if d > 0.5 * (max(st.extent_m) + float(np.max(obs.extent_m))) + 2 * cfg.voxel_m:
-        return None  # too far apart for their points to touch
-    ov = rec.voxels.overlap(obs.coarse)
-    return ov if ov >= cfg.overlap_min else None
+        lim = min(cfg.reentry_radius_m + cfg.drift_per_m * walked_m, cfg.max_reentry_m)
+        if d <= lim:
+            return 2.0 - d / lim, True
+    return None
+
+
+def near_tracked(obs: Obs, rec: ObjectRecord, cfg: MemoryConfig) -> bool:
+    """Is the instance's centre within ``track_jump_m`` of the box of the node its track is bound to (a
+    partial or shifted view of the same placement, not a move)?"""
+    st = rec.state
+    gap = np.abs(obs.centre_w - np.asarray(st.position_w)) - 0.5 * np.asarray(st.extent_m)
+    return float(np.linalg.norm(np.maximum(gap, 0.0))) <= cfg.track_jump_m
 
 
 def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequence[Optional[ObjectRecord]],
@@ -104,19 +116,25 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
     cands: list[tuple[float, int, int, ObjectRecord, bool]] = []
     geo_ok: list[set[int]] = [set() for _ in obs]  # per instance: records it matches geometrically
     for i, o in enumerate(obs):
+        tr = tracked[i]
+        live_track = tr is not None and t_s - tr.last_seen_s <= RECENT_S
         for rec in nearby[i]:
             sem = label_agrees(o, rec, cfg)
             geo = None if sem is None else geometric_score(o, rec, t_s, cfg, walked(rec))
+            if geo is None and rec is tr and sem is not None and near_tracked(o, rec, cfg):
+                geo = (1.0, False)  # the tracked object seen beside its box: the same placement
             if geo is None:
                 continue
-            if sem[1] and (geo < STRONG or (tracked[i] is not None and tracked[i] is not rec)):
-                continue  # another label: only a strong, untracked match
+            score, loose = geo
+            if rec is not tr and loose and live_track:
+                continue  # a drift-allowance match does not override a track seen seconds ago
+            if sem[1] and rec is not tr and (loose or score < STRONG or tr is not None):
+                continue  # another label: the node its track is bound to, or a strong, tight, untracked match
             geo_ok[i].add(rec.index)
-            bonus = 2.0 if rec is tracked[i] else 0.0
-            cands.append((geo + 0.5 * sem[0] + bonus, i, rec.index, rec, False))
-        rec = tracked[i]
-        if rec is not None and rec.index not in geo_ok[i] and label_agrees(o, rec, cfg) is not None:
-            cands.append((0.0, i, rec.index, rec, True))
+            bonus = 2.0 if rec is tr else 0.0
+            cands.append((score + 0.5 * sem[0] + bonus, i, rec.index, rec, False))
+        if tr is not None and tr.index not in geo_ok[i] and label_agrees(o, tr, cfg) is not None:
+            cands.append((0.0, i, tr.index, tr, True))
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     out: list[Optional[Match]] = [None] * len(obs)
     used: set[int] = set()
