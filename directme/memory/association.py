@@ -57,6 +57,7 @@ class Match:
     obs: Obs
     record: Optional[ObjectRecord]  # None: a new object
     far: bool = False  # matched by tracker id only, far from the node: a move candidate
+    beside: bool = False  # matched by tracker id just outside the node's box: an observation, its points not added
     also: tuple[ObjectRecord, ...] = ()  # other unmatched nodes this instance's points overlap: duplicates
 
 
@@ -101,19 +102,18 @@ def geometric_score(obs: Obs, rec: ObjectRecord, t_s: float, cfg: MemoryConfig,
     return None
 
 
-def near_tracked(obs: Obs, rec: ObjectRecord, cfg: MemoryConfig) -> bool:
-    """Is the instance's centre within ``track_jump_m`` of the box of the node its track is bound to (a
-    partial or shifted view of the same placement, not a move)?"""
+def box_gap(obs: Obs, rec: ObjectRecord) -> float:
+    """Distance (m) from the instance's centre to the node's box (0 inside it)."""
     st = rec.state
     gap = np.abs(obs.centre_w - np.asarray(st.position_w)) - 0.5 * np.asarray(st.extent_m)
-    return float(np.linalg.norm(np.maximum(gap, 0.0))) <= cfg.track_jump_m
+    return float(np.linalg.norm(np.maximum(gap, 0.0)))
 
 
 def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequence[Optional[ObjectRecord]],
                 nearby: Sequence[Sequence[ObjectRecord]], walked: Callable[[ObjectRecord], float]) -> list[Match]:
     """One-to-one matches of ``obs`` with records (``tracked[i]``: node bound to obs i's track id;
     ``nearby[i]``: live records near obs i; ``walked(rec)``: metres walked since rec was last seen)."""
-    cands: list[tuple[float, int, int, ObjectRecord, bool]] = []
+    cands: list[tuple[float, int, int, ObjectRecord, str]] = []  # (score, instance, record, record, kind)
     geo_ok: list[set[int]] = [set() for _ in obs]  # per instance: records it matches geometrically
     for i, o in enumerate(obs):
         tr = tracked[i]
@@ -121,8 +121,11 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
         for rec in nearby[i]:
             sem = label_agrees(o, rec, cfg)
             geo = None if sem is None else geometric_score(o, rec, t_s, cfg, walked(rec))
-            if geo is None and rec is tr and sem is not None and near_tracked(o, rec, cfg):
-                geo = (1.0, False)  # the tracked object seen beside its box: the same placement
+            kind = "geo"
+            if geo is None and rec is tr and sem is not None and (gap := box_gap(o, rec)) <= cfg.track_jump_m:
+                # the tracked object seen in or beside its box: the same placement; beside it (a shifted view, or
+                # an object being carried in small steps) its points would smear the object: not added
+                geo, kind = (1.0, False), ("geo" if gap <= 2 * cfg.voxel_m else "beside")
             if geo is None:
                 continue
             score, loose = geo
@@ -132,15 +135,15 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
                 continue  # another label: the node its track is bound to, or a strong, tight, untracked match
             geo_ok[i].add(rec.index)
             bonus = 2.0 if rec is tr else 0.0
-            cands.append((score + 0.5 * sem[0] + bonus, i, rec.index, rec, False))
+            cands.append((score + 0.5 * sem[0] + bonus, i, rec.index, rec, kind))
         if tr is not None and tr.index not in geo_ok[i] and label_agrees(o, tr, cfg) is not None:
-            cands.append((0.0, i, tr.index, tr, True))
+            cands.append((0.0, i, tr.index, tr, "far"))
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     out: list[Optional[Match]] = [None] * len(obs)
     used: set[int] = set()
-    for _, i, idx, rec, far in cands:
+    for _, i, idx, rec, kind in cands:
         if out[i] is None and idx not in used:
-            out[i] = Match(obs[i], rec, far)
+            out[i] = Match(obs[i], rec, kind == "far", kind == "beside")
             used.add(idx)
     result = []
     for i, m in enumerate(out):
@@ -149,7 +152,7 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
             continue
         also = () if m.far else tuple(rec for rec in nearby[i] if rec.index not in used
                                       and covers(obs[i], rec, rec.index in geo_ok[i], cfg))
-        result.append(Match(m.obs, m.record, m.far, also))
+        result.append(Match(m.obs, m.record, m.far, m.beside, also))
     return result
 
 

@@ -86,7 +86,7 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, mem: "SpatialMemo
         _pending_move(rec, o, mem, t)
     else:
         rec.pending, rec.pending_voxels = [], VoxelSet()
-        grew = rec.voxels.add(o.voxels, cfg.max_voxels_per_object)
+        grew = not m.beside and rec.voxels.add(o.voxels, cfg.max_voxels_per_object)
         if not rec.states:
             rec.set_state(t, first_seen_s=t)
         if grew:
