@@ -81,6 +81,31 @@ def test_moved_object_keeps_identity_with_history_and_removed_object_is_gone():
     assert len(mem.as_of(4.0).objects[mugs[0].node_id].position_history) == 1
 
 
+
+def test_an_object_carried_in_view_follows_without_smearing():
+    """A box carried 1.5 m in 0.15 m steps, seen in every frame: its remembered place is seen through each
+    frame, so its old points are dropped (it does not stretch along the path); it keeps one identity and gets
+    one new placement for the carry, which follows it to where it rests. Causal: as of a frame during the
+    carry it is where it was seen then."""
+    table = Box(9, "table", (0.0, -1.0, 0.35), (0.8, 0.6, 0.7))
+    eye = look_at((3.0, 0.0, 1.6), (0.0, 0.0, 0.3))
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), relocalize=False))
+    ys = [0.0] * 3 + [0.15 * k for k in range(1, 11)] + [1.5] * 3
+    for k, y in enumerate(ys):
+        mem.update(perceive([Box(1, "box", (0.0, y, 0.3), (0.25, 0.25, 0.25)), table], eye, K, float(k), k))
+    snap = mem.as_of(1e9)
+    (box,) = [o for o in snap.objects.values() if o.label == "box"]
+    assert len(snap.objects) == 2 and box.n_obs == len(ys)
+    assert np.linalg.norm(box.position_w - (0.0, 1.5, 0.3)) < 0.05 and max(box.extent_m) < 0.35
+    (t0, p0), (t1, p1) = box.position_history
+    assert t0 == 0.0 and 3.0 < t1 < 12.0 and np.linalg.norm(p0 - (0.0, 0.0, 0.3)) <= MemoryConfig().track_jump_m
+    assert np.allclose(p1, box.position_w)
+    during = mem.as_of(7.0).objects[box.node_id]
+    assert abs(during.position_w[1] - ys[7]) < 0.05 and max(during.extent_m) < 0.35
+    (tb,) = [o for o in snap.objects.values() if o.label == "table"]
+    assert len(tb.position_history) == 1
+    assert np.linalg.norm(tb.position_w - mem.as_of(2.0).objects[tb.node_id].position_w) < 0.05  # not carved
+
 def test_keyframe_images_are_stored_downsampled():
     mem = SpatialMemory()
     mem.update_many(orbit(SCENE, 12, size=(160, 120), radius=2.2))

@@ -86,7 +86,8 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, mem: "SpatialMemo
         _pending_move(rec, o, mem, t)
     else:
         rec.pending, rec.pending_voxels = [], VoxelSet()
-        grew = not m.beside and rec.voxels.add(o.voxels, cfg.max_voxels_per_object)
+        carved = carve(rec, o, fp, mem)  # where it was seen through, it is not: a beside view is where it is
+        grew = ((carved or not m.beside) and rec.voxels.add(o.voxels, cfg.max_voxels_per_object)) or carved
         if not rec.states:
             rec.set_state(t, first_seen_s=t)
         if grew:
@@ -95,9 +96,42 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, mem: "SpatialMemo
             rec.set_state(t, present=True, gone_since_s=math.nan, label_id=rec.label_id_from_votes())
             if not mem.live_present[rec.index]:
                 mem.sync(rec)
+        if not carved:
+            rec.moving = False
+        elif not rec.moving and np.linalg.norm(rec.position - rec.placement_origin()) > cfg.track_jump_m:
+            rec.placements_s.append(t)  # carried in view: one new placement, following it until it rests
+            rec.set_state(t, placement=len(rec.placements_s) - 1)
+            rec.moving = True
     if not m.far:
         _keyframe(rec, o, fp, mem)
     return rec
+
+
+def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, mem: "SpatialMemory") -> bool:
+    """Drop the object's voxels this frame sees through: projected outside the instance's mask onto
+    scene depth clearly farther than them (free space: the object is not, or no longer, there - a
+    misplaced point, a view shifted by pose drift, or the place it was carried from). Returns whether
+    any voxel was dropped."""
+    cfg, f = mem.cfg, fp.frame
+    if not len(rec.voxels):
+        return False
+    K, T = f.intrinsics, f.T_world_cam
+    p_cam = (rec.voxels.pts.astype(np.float64) - T.t) @ T.R
+    z = p_cam[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.floor(K.fx * p_cam[:, 0] / z + K.cx)
+        v = np.floor(K.fy * p_cam[:, 1] / z + K.cy)
+    inside = (z > 0.2) & (u >= 0) & (u < K.width) & (v >= 0) & (v < K.height)
+    idx = np.flatnonzero(inside)
+    if not len(idx):
+        return False
+    ui, vi, zi = u[idx].astype(int), v[idx].astype(int), z[idx]
+    d = f.depth_m[vi, ui]
+    through = ~o.inst.mask[vi, ui] & np.isfinite(d) & (d > zi + cfg.gone_depth_tol_m + cfg.gone_depth_rel * zi)
+    if through.sum() < max(3, 0.5 * len(idx)):
+        return False
+    rec.voxels.remove(idx[through])
+    return True
 
 
 def _pending_move(rec: ObjectRecord, o: Obs, mem: "SpatialMemory", t: float) -> None:

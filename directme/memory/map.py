@@ -194,6 +194,13 @@ class VoxelSet:
         np.add.at(counts, inv.ravel(), self.counts)
         return VoxelSet(uk, pts[first].astype(np.float32), counts)
 
+    def remove(self, idx: np.ndarray) -> None:
+        """Drop the voxels at positions ``idx``."""
+        keep = np.ones(len(self.keys), bool)
+        keep[idx] = False
+        self.keys, self.pts, self.counts = self.keys[keep], self.pts[keep], self.counts[keep]
+        self._coarse = None
+
     def _trim(self, cap: int) -> None:
         if len(self.keys) > cap:
             keep = np.sort(np.argsort(-self.counts, kind="stable")[:cap])

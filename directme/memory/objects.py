@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Optional
 
@@ -71,6 +71,7 @@ class ObjectRecord:
         self.pending_voxels = VoxelSet()
         self.misses = 0
         self.first_miss_s = INF
+        self.moving = False  # seen carried (its place seen through while it is seen nearby) in its last observation
 
     # ------------------------------------------------------------------ live state
     @property
@@ -175,6 +176,14 @@ class ObjectRecord:
         for st in self.states[: bisect_right(self.state_t, t_s)]:
             last[st.placement] = st.position_w
         return tuple((self.placements_s[p], np.asarray(pos, dtype=np.float64)) for p, pos in sorted(last.items()))
+
+    def placement_origin(self) -> np.ndarray:
+        """Position of the current placement when it began."""
+        p = self.state.placement
+        i = bisect_left(self.state_t, self.placements_s[p])
+        while self.states[i].placement != p:
+            i += 1
+        return np.asarray(self.states[i].position_w, dtype=np.float64)
 
     # ------------------------------------------------------------------ persistence
     def columns(self) -> dict[str, np.ndarray]:

@@ -56,6 +56,7 @@ def save_memory(mem: "SpatialMemory", directory: Path) -> Path:
             "merges": [[t, o.index] for t, o in r.merges],
             "merged_into": None if r.merged_into is None else [r.merged_into[0], r.merged_into[1].index],
             "misses": r.misses, "first_miss_s": None if r.first_miss_s == math.inf else r.first_miss_s,
+            "moving": r.moving,
         } for r in recs],
     }
     arrays = {"ego_t": mem.ego_t.to_array(), "ego_T": mem.ego_T.to_array(), "ego_frame": mem.ego_frame.to_array(),
@@ -105,6 +106,7 @@ def load_memory(directory: Path) -> "SpatialMemory":
         rec.keyframes = [_kf_from(v) for v in om["keyframes"]]
         rec.misses = int(om["misses"])
         rec.first_miss_s = math.inf if om["first_miss_s"] is None else float(om["first_miss_s"])
+        rec.moving = bool(om.get("moving", False))
     for rec, om in zip(mem.records, meta["objects"]):
         rec.merges = [(float(t), mem.records[j]) for t, j in om["merges"]]
         if om["merged_into"] is not None:
