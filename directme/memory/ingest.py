@@ -108,19 +108,16 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, mem: "SpatialMemo
 
 
 def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, mem: "SpatialMemory") -> bool:
-    """Drop the object's voxels this frame sees through: projected outside the instance's mask onto
-    scene depth clearly farther than them (free space: the object is not, or no longer, there - a
-    misplaced point, a view shifted by pose drift, or the place it was carried from). Returns whether
-    any voxel was dropped."""
+    """Drop the object's voxels this frame sees through - projected outside the instance's mask onto
+    scene depth clearly farther than them (free space: the object is not, or no longer, there: the place
+    it was carried from, a view shifted by pose drift) - when they are at least half of its voxels in
+    view (a rim seen through because of mask or depth noise drops nothing). Returns whether any was."""
     cfg, f = mem.cfg, fp.frame
     if not len(rec.voxels):
         return False
     K, T = f.intrinsics, f.T_world_cam
-    p_cam = (rec.voxels.pts.astype(np.float64) - T.t) @ T.R
-    z = p_cam[:, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.floor(K.fx * p_cam[:, 0] / z + K.cx)
-        v = np.floor(K.fy * p_cam[:, 1] / z + K.cy)
+    uv, z = K.project((rec.voxels.pts.astype(np.float64) - T.t) @ T.R)
+    u, v = np.round(uv[:, 0]), np.round(uv[:, 1])  # pixel centres at integer coordinates
     inside = (z > 0.2) & (u >= 0) & (u < K.width) & (v >= 0) & (v < K.height)
     idx = np.flatnonzero(inside)
     if not len(idx):
@@ -207,11 +204,8 @@ def check_gone(fp: FramePerception, seen: set[int], mem: "SpatialMemory") -> Non
     for i in np.asarray(idx)[in_view].tolist():
         rec = mem.records[i]
         pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)].astype(np.float64)
-        p_cam = (pts - T.t) @ T.R
-        z = p_cam[:, 2]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = np.round(K.fx * p_cam[:, 0] / z + K.cx)
-            v = np.round(K.fy * p_cam[:, 1] / z + K.cy)
+        uv, z = K.project((pts - T.t) @ T.R)
+        u, v = np.round(uv[:, 0]), np.round(uv[:, 1])
         mg = cfg.gone_margin_px
         inside = (z > 0.2) & (u >= mg) & (u < K.width - mg) & (v >= mg) & (v < K.height - mg)
         if inside.sum() < max(3, 0.5 * len(pts)):
