@@ -1,10 +1,12 @@
 """3D association of a frame's instances with remembered objects.
 
 Evidence, strongest first: voxel overlap of the instance's points with a node's points, centre
-distance (tight for recently seen nodes, looser for nodes coming back after a while, to absorb pose
-drift), label agreement (a node's vote share) and embedding similarity when both have one. A tracker id
-bound to a node adds a bonus when the geometry agrees; when it does not, the observation is a move
-candidate of that node (kept pending until confirmed). Matches are one-to-one per frame (greedy by score).
+distance (tight for every node; looser - "loose" - for nodes coming back after a while, to
+absorb pose drift), label agreement (a node's vote share) and embedding similarity when both have one.
+A tracker id bound to a node adds a bonus when the geometry agrees; an instance in or just beside its
+tracked node's box is the same placement, and a loose match of another node does not override a track
+seen in the last seconds. Farther away, the observation is a move candidate of its tracked node (kept
+pending until confirmed). Matches are one-to-one per frame (greedy by score).
 """
 from __future__ import annotations
 
@@ -113,7 +115,7 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
                 nearby: Sequence[Sequence[ObjectRecord]], walked: Callable[[ObjectRecord], float]) -> list[Match]:
     """One-to-one matches of ``obs`` with records (``tracked[i]``: node bound to obs i's track id;
     ``nearby[i]``: live records near obs i; ``walked(rec)``: metres walked since rec was last seen)."""
-    cands: list[tuple[float, int, int, ObjectRecord, str]] = []  # (score, instance, record, record, kind)
+    cands: list[tuple[float, int, int, ObjectRecord, str]] = []  # (score, instance index, record index, record, kind)
     geo_ok: list[set[int]] = [set() for _ in obs]  # per instance: records it matches geometrically
     for i, o in enumerate(obs):
         tr = tracked[i]

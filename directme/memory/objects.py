@@ -71,7 +71,7 @@ class ObjectRecord:
         self.pending_voxels = VoxelSet()
         self.misses = 0
         self.first_miss_s = INF
-        self.moving = False  # seen carried (its place seen through while it is seen nearby) in its last observation
+        self.moving = False  # in a carry: a placement started by carving (ingest.carve), and every observation since carved
 
     # ------------------------------------------------------------------ live state
     @property
