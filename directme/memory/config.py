@@ -25,7 +25,7 @@ class MemoryConfig:
     match_radius_m: float = 0.15  # centre distance that also counts as a geometric match (+ extent/8)
     reentry_radius_m: float = 0.6  # larger radius for nodes not seen for 10 s (absorbs pose drift) ...
     drift_per_m: float = 0.05  # ... growing by this much per metre walked since they were last seen ...
-    max_reentry_m: float = 3.0  # ... up to this
+    max_reentry_m: float = 1.5  # ... up to this (3.0 measured worse: re-entering objects joined another of their class)
     embed_min: float = 0.8  # cosine similarity at which embeddings agree
     track_jump_m: float = 0.5  # a tracked object's anchor farther than this from its node is a move candidate
     move_confirm: int = 2  # consecutive consistent far observations that confirm a new placement
