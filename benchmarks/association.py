@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from contextlib import nullcontext
 from multiprocessing import Pool
 
 import numpy as np
@@ -42,20 +43,6 @@ def run_one(run: tuple) -> tuple[str, int, int]:
     return line, s.duplicates + s.merges, s.n_gt
 
 
-class _Serial:
-    """Stands in for a process pool with --jobs 1."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    @staticmethod
-    def imap(fn, items):
-        return map(fn, items)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -75,8 +62,9 @@ def main() -> None:
     runs = [(seed, minutes, reloc, noise, extra) for seed in a.seeds for minutes in a.minutes
             for reloc in ((True,) if a.only_relocalised else (False, True))]
     pooled = {True: [0, 0], False: [0, 0]}
-    with Pool(a.jobs, maxtasksperchild=1) if a.jobs > 1 else _Serial() as pool:
-        for (seed, minutes, reloc, *_), (line, errors, n_gt) in zip(runs, pool.imap(run_one, runs)):
+    with Pool(a.jobs, maxtasksperchild=1) if a.jobs > 1 else nullcontext() as pool:
+        results = pool.imap(run_one, runs) if pool is not None else map(run_one, runs)
+        for (seed, minutes, reloc, *_), (line, errors, n_gt) in zip(runs, results):
             pooled[reloc][0] += errors
             pooled[reloc][1] += n_gt
             print(line, flush=True)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..geometry import default_up_world
-from ..types import FramePerception
+from ..types import Frame, FramePerception
 from .association import Match, Obs, co_observed, tentative
 from .keyframes import consider_keyframe, visibility_score
 from .map import FrameLift, VoxelSet, trimmed_box
@@ -86,8 +86,10 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, mem: "SpatialMemo
         _pending_move(rec, o, mem, t)
     else:
         rec.pending, rec.pending_voxels = [], VoxelSet()
-        carved = carve(rec, o, fp, mem)  # where it was seen through, it is not: a beside view is where it is
-        grew = ((carved or not m.beside) and rec.voxels.add(o.voxels, cfg.max_voxels_per_object)) or carved
+        carved = carve(rec, o, fp, mem)
+        # a view beside the node adds its points only once the old place is seen through (then it is where it is)
+        added = (carved or not m.beside) and rec.voxels.add(o.voxels, cfg.max_voxels_per_object)
+        grew = added or carved
         if not rec.states:
             rec.set_state(t, first_seen_s=t)
         if grew:
@@ -112,23 +114,34 @@ def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, mem: "SpatialMemory") 
     scene depth clearly farther than them (free space: the object is not, or no longer, there: the place
     it was carried from, a view shifted by pose drift) - when they are at least half of its voxels in
     view (a rim seen through because of mask or depth noise drops nothing). Returns whether any was."""
-    cfg, f = mem.cfg, fp.frame
+    cfg = mem.cfg
     if not len(rec.voxels):
         return False
-    K, T = f.intrinsics, f.T_world_cam
-    uv, z = K.project((rec.voxels.pts.astype(np.float64) - T.t) @ T.R)
-    u, v = np.round(uv[:, 0]), np.round(uv[:, 1])  # pixel centres at integer coordinates
-    inside = (z > 0.2) & (u >= 0) & (u < K.width) & (v >= 0) & (v < K.height)
-    idx = np.flatnonzero(inside)
+    idx, ui, vi, zi, d = _scene_depth_at(rec.voxels.pts, fp.frame, 0)
     if not len(idx):
         return False
-    ui, vi, zi = u[idx].astype(int), v[idx].astype(int), z[idx]
-    d = f.depth_m[vi, ui]
-    through = ~o.inst.mask[vi, ui] & np.isfinite(d) & (d > zi + cfg.gone_depth_tol_m + cfg.gone_depth_rel * zi)
+    through = ~o.inst.mask[vi, ui] & np.isfinite(d) & (d > zi + _depth_tol(zi, cfg))
     if through.sum() < max(3, 0.5 * len(idx)):
         return False
     rec.voxels.remove(idx[through])
     return True
+
+
+def _scene_depth_at(pts_w: np.ndarray, f: Frame, margin_px: int) -> tuple[np.ndarray, ...]:
+    """World points projected into the frame: (indices of those in front of the camera and at least
+    ``margin_px`` inside the image, their pixel columns and rows, their depth, the scene depth there)."""
+    K, T = f.intrinsics, f.T_world_cam
+    uv, z = K.project((pts_w.astype(np.float64) - T.t) @ T.R)
+    u, v = np.round(uv[:, 0]), np.round(uv[:, 1])  # pixel centres at integer coordinates
+    idx = np.flatnonzero((z > 0.2) & (u >= margin_px) & (u < K.width - margin_px) & (v >= margin_px)
+                         & (v < K.height - margin_px))
+    ui, vi = u[idx].astype(int), v[idx].astype(int)
+    return idx, ui, vi, z[idx], f.depth_m[vi, ui]
+
+
+def _depth_tol(z: np.ndarray, cfg) -> np.ndarray:
+    """How much farther than a point the scene must be for the point's place to count as seen through."""
+    return cfg.gone_depth_tol_m + cfg.gone_depth_rel * z
 
 
 def _pending_move(rec: ObjectRecord, o: Obs, mem: "SpatialMemory", t: float) -> None:
@@ -203,16 +216,11 @@ def check_gone(fp: FramePerception, seen: set[int], mem: "SpatialMemory") -> Non
         & (v_c > -size_px) & (v_c < K.height + size_px)
     for i in np.asarray(idx)[in_view].tolist():
         rec = mem.records[i]
-        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)].astype(np.float64)
-        uv, z = K.project((pts - T.t) @ T.R)
-        u, v = np.round(uv[:, 0]), np.round(uv[:, 1])
-        mg = cfg.gone_margin_px
-        inside = (z > 0.2) & (u >= mg) & (u < K.width - mg) & (v >= mg) & (v < K.height - mg)
-        if inside.sum() < max(3, 0.5 * len(pts)):
+        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
+        inside, _, _, zi, d = _scene_depth_at(pts, f, cfg.gone_margin_px)
+        if len(inside) < max(3, 0.5 * len(pts)):
             continue
-        d = f.depth_m[v[inside].astype(int), u[inside].astype(int)]
-        zi = z[inside]
-        tol = cfg.gone_depth_tol_m + cfg.gone_depth_rel * zi
+        tol = _depth_tol(zi, cfg)
         valid = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # not occluded
         if valid.sum() < 3:
             continue
