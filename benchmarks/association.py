@@ -2,6 +2,7 @@
 
     python benchmarks/association.py [--seeds 0 1 2] [--minutes 3 6 10] [--noise realistic] [--max-yaw-deg 6]
                                      [--exact-poses] [--only-relocalised] [--jobs 2]
+                                     [--heading-from-structure 0|1]
 
 ``--exact-poses`` keeps every other noise of the preset but gives the memory the true camera poses (no
 odometry drift): what is left is the association's own error.
@@ -39,7 +40,8 @@ def run_one(run: tuple) -> tuple[str, int, int]:
     s = association_score(mem, votes)
     line = (f"seed={seed} minutes={minutes:g} relocalize={int(reloc)} gt_objects={s.n_gt} "
             f"duplicates={s.duplicates} merges={s.merges} error_rate={s.error_rate:.3f} "
-            f"relocalisations={len(mem.relocalisations)} ego_error_mean_m={ego_error_m(ep, mem):.2f}")
+            f"relocalisations={len(mem.relocalisations)} heading_corrections={len(mem.heading_corrections)} "
+            f"ego_error_mean_m={ego_error_m(ep, mem):.2f}")
     return line, s.duplicates + s.merges, s.n_gt
 
 
@@ -50,6 +52,8 @@ def main() -> None:
     ap.add_argument("--noise", default="realistic")
     ap.add_argument("--max-yaw-deg", type=float, default=None, help="MemoryConfig.reloc_max_yaw_deg (default: off)")
     ap.add_argument("--min-baseline-m", type=float, default=None, help="MemoryConfig.reloc_min_baseline_m")
+    ap.add_argument("--heading-from-structure", type=int, choices=(0, 1), default=None,
+                    help="MemoryConfig.heading_from_structure (default: the config's)")
     ap.add_argument("--exact-poses", action="store_true", help="no pose drift (the preset's other noise kept)")
     ap.add_argument("--only-relocalised", action="store_true", help="skip the runs without relocalisation")
     ap.add_argument("--jobs", type=int, default=1, help="episodes streamed in parallel (processes)")
@@ -57,8 +61,9 @@ def main() -> None:
     noise = get_preset(a.noise)
     if a.exact_poses:
         noise = dataclasses.replace(noise, heading_drift_deg_per_min=0.0, translation_drift_frac=0.0)
-    extra = {k: v for k, v in (("reloc_max_yaw_deg", a.max_yaw_deg), ("reloc_min_baseline_m", a.min_baseline_m))
-             if v is not None}
+    extra = {k: v for k, v in (("reloc_max_yaw_deg", a.max_yaw_deg), ("reloc_min_baseline_m", a.min_baseline_m),
+                               ("heading_from_structure", None if a.heading_from_structure is None
+                                else bool(a.heading_from_structure))) if v is not None}
     runs = [(seed, minutes, reloc, noise, extra) for seed in a.seeds for minutes in a.minutes
             for reloc in ((True,) if a.only_relocalised else (False, True))]
     pooled = {True: [0, 0], False: [0, 0]}

@@ -207,6 +207,20 @@ def lift_to_world(depth_m: np.ndarray, intrinsics: Intrinsics, T_world_cam: Pose
     return T_world_cam.apply(backproject(depth_m, intrinsics, mask, stride))
 
 
+def ground_basis(up_world: np.ndarray) -> np.ndarray:
+    """(2, 3) rows e1, e2 spanning the ground plane, right-handed seen from above (e1 x e2 = up).
+
+    With up = +z this is (x, y), so a top-down plot of a z-up world shows plain world x / y.
+    """
+    up = np.asarray(up_world, dtype=np.float64)
+    up = up / np.linalg.norm(up)
+    axis = np.eye(3)[1] if abs(up[0]) > 0.9 else np.eye(3)[0]  # world x, unless x is (nearly) up
+    e1 = axis - np.dot(axis, up) * up
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(up, e1)
+    return np.stack([e1, e2])
+
+
 # ---------------------------------------------------------------- ego frame and directions
 
 DIRECTIONS_8 = ("front", "front-left", "left", "behind-left", "behind", "behind-right", "right", "front-right")

@@ -84,7 +84,7 @@ def test_topdown_without_answer_has_no_red_arrow(tmp_path):
 
 
 def test_ground_basis_is_right_handed_for_tilted_up():
-    from directme.viz.common import ground_basis
+    from directme.geometry import ground_basis
 
     for up in ([0, 0, 1], [0, -1, 0], [1, 0, 0], [0.3, -0.9, 0.1]):
         u = np.asarray(up, float) / np.linalg.norm(up)

@@ -46,6 +46,16 @@ class MemoryConfig:
     # they were measured to add wrong turns (docs/performance.md); enable for precise depth sensors
     reloc_max_yaw_deg: float = 0.0  # largest heading correction; 0: translation only
     reloc_min_baseline_m: float = 3.0  # a rotation needs >= 3 agreeing landmarks spanning this distance
+    # heading corrections from the dominant directions of walls and furniture (heading.py; Manhattan world)
+    heading_from_structure: bool = True
+    heading_grid_cols: int = 64  # surface normals on a grid of about this many columns of the depth map
+    heading_min_strength: float = 0.4  # a frame counts when its vertical surfaces agree this well on one direction
+    heading_max_deg: float = 10.0  # ... and its structure is turned by at most this from the reference
+    heading_interval_s: float = 1.0  # at most one frame measured per interval (views a moment apart share a bias)
+    heading_ref_frames: int = 15  # the reference: median structure heading of the first structured frames
+    heading_noise_deg: float = 1.0  # one frame's structure heading error (Kalman measurement noise) ...
+    heading_drift_deg_per_min: float = 1.0  # ... and the odometry heading's random walk (process noise)
+    heading_min_deg: float = 1.0  # the filtered offset is applied when at least this large and this certain
 
     # keyframes
     max_keyframes_per_object: int = 4
@@ -71,12 +81,14 @@ class MemoryConfig:
     def __post_init__(self) -> None:
         positive = ("voxel_m", "match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "place_eps_m",
                     "edge_distance_m", "max_depth_m", "reloc_search_m", "reloc_base_m", "reloc_tol_m",
-                    "reloc_window_s", "reloc_min_baseline_m", "reloc_max_vertical_m", "reloc_big_shift_m")
+                    "reloc_window_s", "reloc_min_baseline_m", "reloc_max_vertical_m", "reloc_big_shift_m",
+                    "heading_max_deg", "heading_noise_deg", "heading_drift_deg_per_min")
         for name in positive:
             if not float(getattr(self, name)) > 0:
                 raise InvalidInputError(f"MemoryConfig.{name} must be > 0, got {getattr(self, name)}")
         for name in ("pixel_stride", "max_voxels_per_object", "max_keyframes_per_object", "gone_frames",
-                     "move_confirm", "min_points", "reloc_min_support", "confirm_obs"):
+                     "move_confirm", "min_points", "reloc_min_support", "confirm_obs", "heading_grid_cols",
+                     "heading_ref_frames"):
             if int(getattr(self, name)) < 1:
                 raise InvalidInputError(f"MemoryConfig.{name} must be >= 1, got {getattr(self, name)}")
         for name in ("position_trim", "obs_trim"):
@@ -84,6 +96,9 @@ class MemoryConfig:
                 raise InvalidInputError(f"MemoryConfig.{name} must be in [0, 0.5), got {getattr(self, name)}")
         if not 0 <= self.reloc_max_yaw_deg <= 90:
             raise InvalidInputError(f"MemoryConfig.reloc_max_yaw_deg must be in [0, 90], got {self.reloc_max_yaw_deg}")
+        if not 0 <= self.heading_min_strength <= 1 or self.heading_min_deg < 0:
+            raise InvalidInputError("MemoryConfig.heading_min_strength must be in [0, 1] and heading_min_deg >= 0, "
+                                    f"got {self.heading_min_strength}, {self.heading_min_deg}")
         if self.up_world is not None and len(self.up_world) != 3:
             raise InvalidInputError(f"MemoryConfig.up_world must be 3 numbers or None, got {self.up_world}")
 

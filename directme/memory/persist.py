@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from .buffers import GrowArray
 from .config import MemoryConfig
+from .heading import HeadingTracker
 from .objects import KeyframeEntry, ObjectRecord
 from .relocalize import pair_from_json, pair_to_json
 from .snapshot import KeyframeRef
@@ -50,6 +51,7 @@ def save_memory(mem: "SpatialMemory", directory: Path) -> Path:
         "reloc_pairs": [pair_to_json(p) for p in mem.reloc.pairs],
         "reloc_used": [[int(r), float(t)] for r, t in mem.reloc.used.items()],
         "reloc_aligned": [[int(r), bool(a)] for r, a in mem.reloc.aligned.items()],
+        "heading": mem.heading.to_json(), "heading_corrections": [list(c) for c in mem.heading_corrections],
         "image_refs": [[int(k), int(v)] for k, v in mem.images.refs.items()],
         "objects": [{
             "keyframes": [_kf_json(k) for k in r.keyframes],
@@ -122,6 +124,8 @@ def load_memory(directory: Path) -> "SpatialMemory":
     mem.reloc.pairs = [pair_from_json(p) for p in meta.get("reloc_pairs", [])]
     mem.reloc.used = {int(r): float(t) for r, t in meta.get("reloc_used", [])}
     mem.reloc.aligned = {int(r): bool(a) for r, a in meta.get("reloc_aligned", [])}
+    mem.heading = HeadingTracker.from_json(meta.get("heading", {}))
+    mem.heading_corrections = [(float(t), float(y)) for t, y in meta.get("heading_corrections", [])]
     with np.load(directory / "images.npz") as z:
         mem.images.images = {int(k): z[k].tobytes() for k in z.files}
     mem.images.refs = {int(k): int(v) for k, v in meta["image_refs"]}

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
-from ..geometry import Pose, rotation_about_axis
+from ..geometry import Pose, ground_basis, rotation_about_axis
 from ..types import FramePerception
 
 if TYPE_CHECKING:
@@ -117,14 +117,6 @@ def _visit_began(rec: "ObjectRecord", t_s: float, window_s: float) -> Optional[i
     return None
 
 
-def _plane_basis(up: np.ndarray) -> np.ndarray:
-    """(2, 3) orthonormal basis of the plane perpendicular to ``up``."""
-    a = np.array([1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    e1 = np.cross(up, a)
-    e1 /= np.linalg.norm(e1)
-    return np.stack([e1, np.cross(up, e1)])
-
-
 class Relocaliser:
     """Landmark pairs of the last few seconds and the correction they support (one per memory)."""
 
@@ -191,7 +183,7 @@ class Relocaliser:
         max_yaw = math.radians(cfg.reloc_max_yaw_deg)
         if max_yaw == 0 and float(np.max(np.linalg.norm(off[ok], axis=1))) < cfg.reloc_min_shift_m:
             return None  # every translation they could support (a mean of their offsets) is too small to apply
-        B = _plane_basis(up)
+        B = ground_basis(up)
         c2, r2 = (c - pivot_w) @ B.T, (r - pivot_w) @ B.T
         hyps: list[tuple[float, np.ndarray]] = []
         idx = np.flatnonzero(ok)

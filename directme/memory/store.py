@@ -9,12 +9,13 @@ from typing import Iterable, Optional, Union
 
 import numpy as np
 
-from ..geometry import Pose, default_up_world
+from ..geometry import Pose, default_up_world, rotation_about_axis
 from ..types import Frame, FramePerception
 from .association import co_observed, match_frame
 from .buffers import GrowArray
 from .config import MemoryConfig
 from .graph import ObjectTable, build_graph
+from .heading import HeadingTracker
 from .ingest import apply_match, check_gone, lift_instances, merge, refresh_shape, validate
 from .keyframes import ImageStore
 from .objects import ObjectRecord
@@ -60,6 +61,8 @@ class SpatialMemory:
         # applied corrections: (time, wearer position change in m, rotation about up in degrees)
         self.relocalisations: list[tuple[float, tuple[float, float, float], float]] = []
         self.reloc = Relocaliser()
+        self.heading = HeadingTracker()
+        self.heading_corrections: list[tuple[float, float]] = []  # (time, turn about up in degrees) (heading.py)
         self._cache: dict = {}
 
     # ------------------------------------------------------------------ bookkeeping used by ingest
@@ -139,6 +142,8 @@ class SpatialMemory:
         validate(fp, self.latest_t_s if self.latest_t_s is not None else -math.inf)
         T_input = fp.frame.T_world_cam.matrix
         C_before = self.T_mem_input.copy()
+        if self.cfg.heading_from_structure:
+            self._correct_heading(fp, T_input)
         if not np.array_equal(self.T_mem_input, np.eye(4)):
             fp = with_pose(fp, Pose(self.T_mem_input @ T_input))
         obs = lift_instances(fp, self)
@@ -170,6 +175,23 @@ class SpatialMemory:
         check_gone(fp, seen, self)
         self._cache.clear()
         return {tid: self._tracked(tid).node_id for tid in assigned}
+
+    def _correct_heading(self, fp: FramePerception, T_input: np.ndarray) -> None:
+        """Turn the drift correction when the scene's structure shows the heading is off (heading.py)."""
+        f = fp.frame
+        T = self.T_mem_input @ T_input
+        up_given = self.cfg.up_world is not None  # else refined from the first frame's floor and table normals
+        up = self.up_world if self.up_world is not None else default_up_world(Pose(T))
+        yaw = self.heading.observe(f.depth_m, f.intrinsics, T, fp.t_s, up, up_given, self.cfg)
+        if yaw is None:
+            return
+        D = np.eye(4)
+        D[:3, :3] = rotation_about_axis(self.heading.up, yaw)
+        D[:3, 3] = T[:3, 3] - D[:3, :3] @ T[:3, 3]  # about the vertical through the wearer: no jump
+        self.T_mem_input = D @ self.T_mem_input
+        self.heading.applied(yaw)
+        self.heading_corrections.append((fp.t_s, math.degrees(yaw)))
+        log.debug("t=%.3fs: heading corrected by %.2f deg from the scene structure", fp.t_s, math.degrees(yaw))
 
     def _relocalise(self, fp: FramePerception, pivot_w: np.ndarray) -> bool:
         """Apply the correction the landmark pairs support (relocalize.py); returns whether one was applied."""

@@ -23,20 +23,6 @@ def class_color(label: str) -> np.ndarray:
     return _PALETTE[zlib.crc32(label.strip().lower().encode("utf-8")) % len(_PALETTE)]
 
 
-def ground_basis(up_world: np.ndarray) -> np.ndarray:
-    """(2, 3) rows e1, e2 spanning the ground plane, right-handed seen from above (e1 x e2 = up).
-
-    With up = +z this is (x, y), so a top-down plot of a z-up world shows plain world x / y.
-    """
-    up = np.asarray(up_world, dtype=np.float64)
-    up = up / np.linalg.norm(up)
-    axis = np.eye(3)[1] if abs(up[0]) > 0.9 else np.eye(3)[0]  # world x, unless x is (nearly) up
-    e1 = axis - np.dot(axis, up) * up
-    e1 /= np.linalg.norm(e1)
-    e2 = np.cross(up, e1)
-    return np.stack([e1, e2])
-
-
 def to_ground(points_w: np.ndarray, basis: np.ndarray) -> np.ndarray:
     """Project (N, 3) world points to (N, 2) ground-plane coordinates."""
     return np.asarray(points_w, dtype=np.float64).reshape(-1, 3) @ basis.T

@@ -18,8 +18,9 @@ import numpy as np
 
 from .._lazy import require
 from ..errors import InvalidInputError
-from .common import (answer_line, answer_targets, class_color, ego_frame_at, graph_edges, ground_basis, labels_of,
-                     to_ground, trajectory_w)
+from ..geometry import ground_basis
+from .common import (answer_line, answer_targets, class_color, ego_frame_at, graph_edges, labels_of, to_ground,
+                     trajectory_w)
 
 _TRAJ_RGB = (0.35, 0.35, 0.35)
 _ANSWER_RGB = (0.85, 0.1, 0.1)
