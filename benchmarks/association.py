@@ -2,7 +2,7 @@
 
     python benchmarks/association.py [--seeds 0 1 2] [--minutes 3 6 10] [--noise realistic] [--max-yaw-deg 6]
                                      [--exact-poses] [--only-relocalised] [--jobs 2]
-                                     [--heading-from-structure 0|1]
+                                     [--heading-from-structure 0|1] [--set FIELD=VALUE ...]
 
 ``--exact-poses`` keeps every other noise of the preset but gives the memory the true camera poses (no
 odometry drift): what is left is the association's own error.
@@ -54,6 +54,8 @@ def main() -> None:
     ap.add_argument("--min-baseline-m", type=float, default=None, help="MemoryConfig.reloc_min_baseline_m")
     ap.add_argument("--heading-from-structure", type=int, choices=(0, 1), default=None,
                     help="MemoryConfig.heading_from_structure (default: the config's)")
+    ap.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE",
+                    help="other MemoryConfig fields (numbers or 0/1), e.g. --set heading_noise_deg=2")
     ap.add_argument("--exact-poses", action="store_true", help="no pose drift (the preset's other noise kept)")
     ap.add_argument("--only-relocalised", action="store_true", help="skip the runs without relocalisation")
     ap.add_argument("--jobs", type=int, default=1, help="episodes streamed in parallel (processes)")
@@ -64,6 +66,9 @@ def main() -> None:
     extra = {k: v for k, v in (("reloc_max_yaw_deg", a.max_yaw_deg), ("reloc_min_baseline_m", a.min_baseline_m),
                                ("heading_from_structure", None if a.heading_from_structure is None
                                 else bool(a.heading_from_structure))) if v is not None}
+    for item in a.set:
+        key, _, value = item.partition("=")
+        extra[key] = float(value)
     runs = [(seed, minutes, reloc, noise, extra) for seed in a.seeds for minutes in a.minutes
             for reloc in ((True,) if a.only_relocalised else (False, True))]
     pooled = {True: [0, 0], False: [0, 0]}

@@ -91,8 +91,8 @@ def test_heading_state_survives_save_and_load(tmp_path):
 @pytest.mark.skipif(not SEVEN.is_dir(), reason=f"7-Scenes frames not found at {SEVEN}")
 def test_real_kitchen_structure_heading_is_stable_under_ground_truth_poses():
     """Real RGB-D (Kinect, 7-Scenes redkitchen): the structure heading seen with the ground-truth poses stays
-    within 8 degrees of its median over the whole sequence (up from the first frame), and the tracker fed those poses turns them
-    by less than 2 degrees (it cannot tell view-dependent structure from drift any better: off by default)."""
+    within 8 degrees of its median over the whole sequence (up from the first frame), and the tracker fed those
+    exact poses turns them by less than 2 degrees (view-dependent structure taken for drift)."""
     from directme.readers.rgbd import SevenScenesReader
 
     frames = list(SevenScenesReader(SEVEN, fps=1.0))

@@ -123,7 +123,7 @@ class HeadingTracker:
     ref_rad: Optional[float] = None
     ref_samples: list = field(default_factory=list)  # structure angles of the first structured frames
     offset_rad: float = 0.0  # filtered heading offset of the current correction
-    var_rad2: float = math.inf  # its variance (inf: nothing measured yet)
+    var_rad2: float = math.inf  # its variance (inf: no reference yet)
     last_t_s: Optional[float] = None  # last structured frame measured
     filter_t_s: Optional[float] = None  # last frame the filter took
 
@@ -144,27 +144,26 @@ class HeadingTracker:
         if h is None or h.strength < cfg.heading_min_strength:
             return None
         self.last_t_s = t_s
+        r = math.radians(cfg.heading_noise_deg) ** 2
         if self.ref_rad is None:
             self.ref_samples.append(h.angle_rad)
             if len(self.ref_samples) >= cfg.heading_ref_frames:  # median on the 4x circle (robust, wrap-safe)
                 a = np.asarray(self.ref_samples)
                 centre = float(np.angle(np.exp(4j * a).mean())) / 4
                 self.ref_rad = _wrap_quarter(centre + float(np.median([_wrap_quarter(x - centre) for x in a])))
+                # the memory frame is the input frame until now: no offset yet, known as well as the reference
+                self.offset_rad, self.var_rad2, self.filter_t_s = 0.0, r / len(a), t_s
             return None
         off = _wrap_quarter(h.angle_rad - self.ref_rad)
         if abs(off) > math.radians(cfg.heading_max_deg):
             return None
-        r = math.radians(cfg.heading_noise_deg) ** 2
-        if math.isinf(self.var_rad2):
-            self.offset_rad, self.var_rad2 = off, r
-        else:
-            q = math.radians(cfg.heading_drift_deg_per_min) ** 2 / 60.0  # random-walk variance per second
-            self.var_rad2 += q * max(t_s - self.filter_t_s, 0.0)
-            s = math.sqrt(self.var_rad2 + r)
-            innov = min(max(off - self.offset_rad, -3 * s), 3 * s)  # clipped: one wild frame moves it little
-            k = self.var_rad2 / (self.var_rad2 + r)
-            self.offset_rad += k * innov
-            self.var_rad2 *= 1 - k
+        q = math.radians(cfg.heading_drift_deg_per_min) ** 2 / 60.0  # random-walk variance per second
+        self.var_rad2 += q * max(t_s - self.filter_t_s, 0.0)
+        s = math.sqrt(self.var_rad2 + r)
+        innov = min(max(off - self.offset_rad, -3 * s), 3 * s)  # clipped: one wild frame moves it little
+        k = self.var_rad2 / (self.var_rad2 + r)
+        self.offset_rad += k * innov
+        self.var_rad2 *= 1 - k
         self.filter_t_s = t_s
         if math.sqrt(self.var_rad2) > math.radians(cfg.heading_min_deg) or \
                 abs(self.offset_rad) < math.radians(cfg.heading_min_deg):
