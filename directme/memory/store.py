@@ -9,7 +9,7 @@ from typing import Iterable, Optional, Union
 
 import numpy as np
 
-from ..geometry import Pose, default_up_world, rotation_about_axis
+from ..geometry import Pose, default_up_world
 from ..types import Frame, FramePerception
 from .association import co_observed, match_frame
 from .buffers import GrowArray
@@ -20,7 +20,7 @@ from .ingest import apply_match, check_gone, lift_instances, merge, refresh_shap
 from .keyframes import ImageStore
 from .objects import ObjectRecord
 from .places import PlaceClusterer
-from .relocalize import Relocaliser, with_pose
+from .relocalize import Correction, Relocaliser, with_pose
 from .snapshot import EgoTrack, KeyframeRef, MemorySnapshot
 from .timeline import Timeline
 from .views import LazyObjects
@@ -185,10 +185,8 @@ class SpatialMemory:
         yaw = self.heading.observe(f.depth_m, f.intrinsics, T, fp.t_s, up, up_given, self.cfg)
         if yaw is None:
             return
-        D = np.eye(4)
-        D[:3, :3] = rotation_about_axis(self.heading.up, yaw)
-        D[:3, 3] = T[:3, 3] - D[:3, :3] @ T[:3, 3]  # about the vertical through the wearer: no jump
-        self.T_mem_input = D @ self.T_mem_input
+        turn = Correction(yaw, T[:3, 3], np.zeros(3), self.heading.up)  # about the vertical through the wearer
+        self.T_mem_input = turn.matrix() @ self.T_mem_input
         self.heading.applied(yaw)
         self.heading_corrections.append((fp.t_s, math.degrees(yaw)))
         log.debug("t=%.3fs: heading corrected by %.2f deg from the scene structure", fp.t_s, math.degrees(yaw))
