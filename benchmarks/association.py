@@ -21,6 +21,7 @@ from multiprocessing import Pool
 
 import numpy as np
 
+from directme.memory import MemoryConfig
 from directme.perception.oracle import get_preset
 from directme.sim import generate_episode
 from directme.sim.scoring import association_score, stream_episode
@@ -55,7 +56,7 @@ def main() -> None:
     ap.add_argument("--heading-from-structure", type=int, choices=(0, 1), default=None,
                     help="MemoryConfig.heading_from_structure (default: the config's)")
     ap.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE",
-                    help="other MemoryConfig fields (numbers or 0/1), e.g. --set heading_noise_deg=2")
+                    help="other MemoryConfig fields (numbers; 0/1 for flags), e.g. --set heading_noise_deg=2")
     ap.add_argument("--exact-poses", action="store_true", help="no pose drift (the preset's other noise kept)")
     ap.add_argument("--only-relocalised", action="store_true", help="skip the runs without relocalisation")
     ap.add_argument("--jobs", type=int, default=1, help="episodes streamed in parallel (processes)")
@@ -66,9 +67,12 @@ def main() -> None:
     extra = {k: v for k, v in (("reloc_max_yaw_deg", a.max_yaw_deg), ("reloc_min_baseline_m", a.min_baseline_m),
                                ("heading_from_structure", None if a.heading_from_structure is None
                                 else bool(a.heading_from_structure))) if v is not None}
+    defaults = MemoryConfig()
     for item in a.set:
         key, _, value = item.partition("=")
-        extra[key] = float(value)
+        if not hasattr(defaults, key):
+            ap.error(f"--set {item}: MemoryConfig has no field {key!r}")
+        extra[key] = type(getattr(defaults, key))(float(value))  # int / bool / float as the field is
     runs = [(seed, minutes, reloc, noise, extra) for seed in a.seeds for minutes in a.minutes
             for reloc in ((True,) if a.only_relocalised else (False, True))]
     pooled = {True: [0, 0], False: [0, 0]}

@@ -123,7 +123,7 @@ class HeadingTracker:
     ref_rad: Optional[float] = None
     ref_samples: list = field(default_factory=list)  # structure angles of the first structured frames
     offset_rad: float = 0.0  # filtered heading offset of the current correction
-    var_rad2: float = math.inf  # its variance (inf: no reference yet)
+    var_rad2: float = 0.0  # its variance (the filter runs once ``ref_rad`` is set)
     last_t_s: Optional[float] = None  # last structured frame measured
     filter_t_s: Optional[float] = None  # last frame the filter took
 
@@ -177,12 +177,11 @@ class HeadingTracker:
     def to_json(self) -> dict:
         return {"up": None if self.up is None else self.up.tolist(), "ref_rad": self.ref_rad,
                 "ref_samples": list(self.ref_samples), "offset_rad": self.offset_rad,
-                "var_rad2": None if math.isinf(self.var_rad2) else self.var_rad2, "last_t_s": self.last_t_s,
+                "var_rad2": self.var_rad2, "last_t_s": self.last_t_s,
                 "filter_t_s": self.filter_t_s}
 
     @staticmethod
     def from_json(d: dict) -> "HeadingTracker":
-        var = d.get("var_rad2")
         return HeadingTracker(None if d.get("up") is None else np.asarray(d["up"], dtype=np.float64),
                               d.get("ref_rad"), list(d.get("ref_samples", [])), float(d.get("offset_rad", 0.0)),
-                              math.inf if var is None else float(var), d.get("last_t_s"), d.get("filter_t_s"))
+                              float(d.get("var_rad2", 0.0)), d.get("last_t_s"), d.get("filter_t_s"))
