@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.directme-installed
 
-.PHONY: setup demo test test-fast clean-venv
+.PHONY: setup demo lint test test-fast clean-venv
 
 $(STAMP): pyproject.toml requirements/stack.txt requirements/constraints-cpu.txt scripts/setup_env.sh
 	bash scripts/setup_env.sh
@@ -14,10 +14,14 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m directme demo
 
-test: $(STAMP)
+# the import layers and cycles of pyproject.toml's [tool.importlinter] (docs/architecture.md, Layers)
+lint: $(STAMP)
+	$(VENV)/bin/lint-imports
+
+test: lint
 	$(PY) -m pytest -q
 
-test-fast: $(STAMP)
+test-fast: lint
 	$(PY) -m pytest -q -m "not slow"
 
 clean-venv:

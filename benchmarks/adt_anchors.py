@@ -85,15 +85,15 @@ def main() -> int:
             depth_m = ray_to_z(depth_m, rect.intrinsics).astype(np.float32)
         labels = rect.labels(seg.data().to_numpy_array())
         up = default_up_world(T_world_cam) if up is None else up
-        lift = FrameLift.compute(depth_m, rect.intrinsics, T_world_cam, cfg.pixel_stride, cfg.max_depth_m)
+        lift = FrameLift.compute(depth_m, rect.intrinsics, T_world_cam, cfg.map.pixel_stride, cfg.map.max_depth_m)
         ids, counts = np.unique(labels[depth_m > 0], return_counts=True)
         for uid, n in zip(ids.tolist(), counts.tolist()):
             if uid not in centres or n < args.min_pixels:
                 continue
             pts = lift.instance_points(labels == uid, up)
-            if len(pts) < cfg.min_points:
+            if len(pts) < cfg.map.min_points:
                 continue
-            anchor = trimmed_box(pts, cfg.obs_trim)[0]
+            anchor = trimmed_box(pts, cfg.map.obs_trim)[0]
             err_centre.append(np.linalg.norm(anchor - centres[uid]))
             err_origin.append(np.linalg.norm(anchor - origins[uid]))
     if not err_centre:
@@ -101,8 +101,8 @@ def main() -> int:
     print(f"frames={frames}")
     print(f"instances_lifted={len(err_centre)}")
     print(f"depth_convention={'ray' if args.depth_is_ray else 'z'}")
-    print(f"anchor=memory FrameLift.instance_points + trimmed_box(obs_trim={cfg.obs_trim}), "
-          f"pixel_stride={cfg.pixel_stride}")
+    print(f"anchor=memory FrameLift.instance_points + trimmed_box(obs_trim={cfg.map.obs_trim}), "
+          f"pixel_stride={cfg.map.pixel_stride}")
     print(f"median_error_vs_object_origin_m={np.median(err_origin):.4f}")
     print(f"p90_error_m={np.percentile(err_centre, 90):.4f}")
     print(f"median_error_m={np.median(err_centre):.4f}")

@@ -22,14 +22,14 @@ from multiprocessing import Pool
 import numpy as np
 
 from directme.memory import MemoryConfig
-from directme.perception.oracle import get_preset
+from directme.sim.oracle import get_preset
 from directme.sim import generate_episode
 from directme.sim.scoring import association_score, stream_episode
 
 
 def ego_error_m(ep, mem) -> float:
     """Mean distance between the memory's ego positions and the true camera positions."""
-    T = mem.ego_T.view()
+    T = mem.ego.T.view()
     return float(np.mean([np.linalg.norm(T[i][:3, 3] - f.T_world_cam.t) for i, f in enumerate(ep.frames())]))
 
 
@@ -37,11 +37,11 @@ def run_one(run: tuple) -> tuple[str, int, int]:
     """Stream one episode; (printed line, duplicates + merges, GT objects)."""
     seed, minutes, reloc, noise, extra = run
     ep = generate_episode(seed=seed, minutes=minutes)
-    mem, votes = stream_episode(ep, noise, seed, relocalize=reloc, **extra)
+    mem, votes = stream_episode(ep, noise, seed, relocalisation__enabled=reloc, **extra)
     s = association_score(mem, votes)
     line = (f"seed={seed} minutes={minutes:g} relocalize={int(reloc)} gt_objects={s.n_gt} "
             f"duplicates={s.duplicates} merges={s.merges} error_rate={s.error_rate:.3f} "
-            f"relocalisations={len(mem.relocalisations)} heading_corrections={len(mem.heading_corrections)} "
+            f"relocalisations={len(mem.drift.relocalisations)} heading_corrections={len(mem.drift.heading_corrections)} "
             f"ego_error_mean_m={ego_error_m(ep, mem):.2f}")
     return line, s.duplicates + s.merges, s.n_gt
 
@@ -51,12 +51,12 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--minutes", type=float, nargs="+", default=[3.0, 6.0, 10.0])
     ap.add_argument("--noise", default="realistic")
-    ap.add_argument("--max-yaw-deg", type=float, default=None, help="MemoryConfig.reloc_max_yaw_deg (default: off)")
-    ap.add_argument("--min-baseline-m", type=float, default=None, help="MemoryConfig.reloc_min_baseline_m")
+    ap.add_argument("--max-yaw-deg", type=float, default=None, help="MemoryConfig.relocalisation.max_yaw_deg (default: off)")
+    ap.add_argument("--min-baseline-m", type=float, default=None, help="MemoryConfig.relocalisation.min_baseline_m")
     ap.add_argument("--heading-from-structure", type=int, choices=(0, 1), default=None,
-                    help="MemoryConfig.heading_from_structure (default: the config's)")
+                    help="MemoryConfig.heading.enabled (default: the config's)")
     ap.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE",
-                    help="other MemoryConfig fields (numbers; 0/1 for flags), e.g. --set heading_noise_deg=2")
+                    help="other MemoryConfig fields (numbers; 0/1 for flags), e.g. --set heading.noise_deg=2")
     ap.add_argument("--exact-poses", action="store_true", help="no pose drift (the preset's other noise kept)")
     ap.add_argument("--only-relocalised", action="store_true", help="skip the runs without relocalisation")
     ap.add_argument("--jobs", type=int, default=1, help="episodes streamed in parallel (processes)")
@@ -64,15 +64,18 @@ def main() -> None:
     noise = get_preset(a.noise)
     if a.exact_poses:
         noise = dataclasses.replace(noise, heading_drift_deg_per_min=0.0, translation_drift_frac=0.0)
-    extra = {k: v for k, v in (("reloc_max_yaw_deg", a.max_yaw_deg), ("reloc_min_baseline_m", a.min_baseline_m),
-                               ("heading_from_structure", None if a.heading_from_structure is None
+    extra = {k: v for k, v in (("relocalisation__max_yaw_deg", a.max_yaw_deg),
+                               ("relocalisation__min_baseline_m", a.min_baseline_m),
+                               ("heading__enabled", None if a.heading_from_structure is None
                                 else bool(a.heading_from_structure))) if v is not None}
     defaults = MemoryConfig()
     for item in a.set:
         key, _, value = item.partition("=")
-        if not hasattr(defaults, key):
-            ap.error(f"--set {item}: MemoryConfig has no field {key!r}")
-        extra[key] = type(getattr(defaults, key))(float(value))  # int / bool / float as the field is
+        section, _, name = key.partition(".")
+        if not hasattr(getattr(defaults, section, None), name):
+            ap.error(f"--set {item}: MemoryConfig has no field {key!r} (SECTION.FIELD, e.g. heading.noise_deg)")
+        default = getattr(getattr(defaults, section), name)
+        extra[f"{section}__{name}"] = type(default)(float(value))  # int / bool / float as the field is
     runs = [(seed, minutes, reloc, noise, extra) for seed in a.seeds for minutes in a.minutes
             for reloc in ((True,) if a.only_relocalised else (False, True))]
     pooled = {True: [0, 0], False: [0, 0]}

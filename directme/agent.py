@@ -12,78 +12,13 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .answerers.base import Answer
 from .config import AgentConfig
-from .errors import InvalidInputError, MissingDependencyError
-from .types import OPTION_LETTERS, Frame, FramePerception, InstanceObservation
+from .errors import InvalidInputError
+from .perception import build_perception
+from .types import OPTION_LETTERS, Answer, Flag, Frame, FramePerception
 
 log = logging.getLogger(__name__)
 _T_TOL_S = 1e-6
-
-
-class GivenPerception:
-    """Perception for frames that already carry depth, pose and intrinsics; instances and the
-    scene tag come in ``frame.meta["instances"]`` / ``frame.meta["scene_tag"]`` (may be absent)."""
-
-    name = "given"
-
-    def process(self, frame: Frame) -> list[FramePerception]:
-        instances = tuple(frame.meta.get("instances", ()))
-        bad = [i for i in instances if not isinstance(i, InstanceObservation)]
-        if bad:
-            raise InvalidInputError(f"frame {frame.index} at t={frame.t_s}: meta['instances'] must hold "
-                                    f"InstanceObservation objects, got {type(bad[0]).__name__}")
-        return [FramePerception(frame, instances, frame.meta.get("scene_tag"))]
-
-    def flush(self) -> list[FramePerception]:
-        return []
-
-    def reset(self) -> None:
-        pass
-
-
-def build_perception(cfg, episode: Any = None):
-    """The configured perception backend ("given", "oracle" or a real backend by name)."""
-    if cfg.backend == "given":
-        return GivenPerception()
-    if cfg.backend == "oracle":
-        if episode is None:
-            raise InvalidInputError("perception backend 'oracle' replays a simulator episode: "
-                                    "pass it as Agent(config, episode=episode)")
-        from .perception.oracle import OraclePerception
-
-        return OraclePerception(episode, noise=cfg.noise, seed=cfg.seed)
-    try:
-        from .perception import build_perception as build_real
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"perception backend {cfg.backend!r} needs directme.perception.build_perception, which is not "
-            f"available in this installation ({exc}); use backend 'given' or 'oracle'") from exc
-    return build_real(cfg)
-
-
-def observation_times(memory: Any, t_s: float):
-    """node id -> times of its observations <= t_s, or None if the memory does not expose them.
-
-    Uses ``memory.observation_times(node_id, t_s)`` when the memory offers it; otherwise reads the
-    per-object observation log of directme.memory.SpatialMemory (a thin adapter until that is public)."""
-    public = getattr(memory, "observation_times", None)
-    if callable(public):
-        return lambda node_id: public(node_id, t_s)
-    records = getattr(memory, "records", None)
-    if records is None:
-        return None
-    by_id = {getattr(r, "node_id", None): r for r in records}
-
-    def times(node_id: str) -> np.ndarray:
-        rec = by_id.get(node_id)
-        obs = getattr(rec, "obs_t", None)
-        if obs is None:
-            return np.zeros(0)
-        v = np.asarray(obs.view() if hasattr(obs, "view") else obs, dtype=np.float64)
-        return v[v <= t_s]
-
-    return times
 
 
 class Agent:
@@ -192,7 +127,7 @@ class Agent:
             raise InvalidInputError(f"cannot answer at t={t:.3f} s: the stream has only been observed up to "
                                     f"t={latest:.3f} s (questions about the future are not answerable)")
         if self._first_t is None or t < self._first_t:
-            flag = "empty_memory" if self._first_t is None else "before_first_frame"
+            flag = Flag.EMPTY_MEMORY if self._first_t is None else Flag.BEFORE_FIRST_FRAME
             return self._no_memory_answer(question, t, opts, flag)
         snapshot = self.memory.as_of(t)
         return self._answer(question, opts, snapshot)
@@ -204,22 +139,21 @@ class Agent:
         wants_images = q.load_keyframe_images or self.config.answerer.name != "geometric"
         loader = getattr(self.memory, "keyframe_image", None) if wants_images else None
         ctx = build_context(question, opts, snapshot, self._vocab, self._embedder, reach_m=q.reach_m,
-                            max_keyframes=q.max_keyframes, just_now_s=q.just_now_s, image_loader=loader,
-                            obs_times=observation_times(self.memory, snapshot.t_s))
+                            max_keyframes=q.max_keyframes, just_now_s=q.just_now_s, image_loader=loader)
         answer = self.answerer.answer(ctx)
-        if len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places and "empty_memory" not in answer.flags:
+        if len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places and Flag.EMPTY_MEMORY not in answer.flags:
             from dataclasses import replace
 
-            answer = replace(answer, flags=answer.flags + ("empty_memory",), confidence=min(answer.confidence, 0.1))
+            answer = replace(answer, flags=answer.flags + (Flag.EMPTY_MEMORY,), confidence=min(answer.confidence, 0.1))
         return answer
 
-    def _no_memory_answer(self, question: str, t: float, opts: tuple[str, ...], flag: str) -> Answer:
+    def _no_memory_answer(self, question: str, t: float, opts: tuple[str, ...], flag: Flag) -> Answer:
         letters = OPTION_LETTERS[:len(opts)]
         scores = {c: 1.0 / len(opts) for c in letters} if opts else None
-        where = "nothing has been observed yet" if flag == "empty_memory" else \
+        where = "nothing has been observed yet" if flag == Flag.EMPTY_MEMORY else \
             f"t={t:.1f} s is before the first frame (t={self._first_t:.1f} s)"
         return Answer(question=question, t_s=t, text=f"I cannot tell: {where}.", letter=letters[0] if opts else None,
-                      confidence=0.0, option_scores=scores, answerer="agent", flags=(flag, "no_evidence"))
+                      confidence=0.0, option_scores=scores, answerer="agent", flags=(flag, Flag.NO_EVIDENCE))
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: Union[str, Path]) -> Path:

@@ -116,6 +116,9 @@ def oracle_config(noise: str = "none", seed: int = 0, base: Union[None, str, Pat
     else:
         d = {k: dict(v) for k, v in (base or {}).items()}
     if noise == "none":
-        d["memory"] = {"move_confirm": 1, **d.get("memory", {})}
+        memory = dict(d.get("memory") or {})
+        if "move_confirm" not in memory:  # a flat key of the older format wins as it did
+            memory["association"] = {"move_confirm": 1, **(memory.get("association") or {})}
+        d["memory"] = memory
     d["perception"] = {"backend": "oracle", "noise": noise, "seed": seed}
     return AgentConfig.from_dict(d)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Mapping, Optional
 
 import numpy as np
@@ -11,6 +12,73 @@ from .errors import InvalidInputError
 from .geometry import Intrinsics, Pose, check_depth
 
 OPTION_LETTERS = "ABCDEFGHIJ"
+
+
+class TextEnum(str, Enum):
+    """Base of the closed sets of names (``class PoseSource(TextEnum)``): a member is its string value
+    (equal, same hash, JSON), and prints as it (``str``/``format``: "given", not "PoseSource.GIVEN")."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+class Flag(TextEnum):
+    """Special cases an ``Answer`` is marked with."""
+
+    NO_EVIDENCE = "no_evidence"  # memory holds nothing to answer from: scores uniform, confidence low
+    UNPARSED = "unparsed"  # an MLLM reply with no recognisable answer
+    NOT_UNDERSTOOD = "not_understood"  # the question was not understood
+    NO_TARGET = "no_target"  # the question names no object memory could look for
+    EMPTY_MEMORY = "empty_memory"  # nothing observed yet
+    BEFORE_FIRST_FRAME = "before_first_frame"  # asked before the first observed frame
+    OPTIONS_MISMATCH = "options_mismatch"  # the options did not fit what memory says
+    NO_PLACES = "no_places"  # a place answer without scene tags
+    SILENT = "silent"  # streaming: not answering yet
+    NO_PROBS = "no_probs"  # the MLLM backend gave no probabilities: confidence is nominal
+    BACKEND_ERROR = "backend_error"  # server down, too slow or malformed reply: no answer, confidence 0
+    MLLM_FAILED = "mllm_failed"  # the policy's MLLM failed: the geometric answer stands
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One memory item an answer used: a node id, the times it was seen, keyframe times."""
+
+    node_id: str
+    label: str = ""
+    times_s: tuple[float, ...] = ()
+    keyframe_times_s: tuple[float, ...] = ()
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer at time ``t_s``. ``letter`` for multiple choice, ``text`` always.
+
+    ``option_scores`` maps letters to probabilities that sum to 1 when options were given; ``flags``
+    (``Flag`` values) mark special cases."""
+
+    question: str
+    t_s: float
+    text: str
+    letter: Optional[str] = None
+    confidence: float = 0.0
+    option_scores: Optional[Mapping[str, float]] = None
+    evidence: tuple[Evidence, ...] = ()  # the memory items the answer used
+    subgraph_text: str = ""
+    answerer: str = ""
+    flags: tuple[str, ...] = ()
+    raw_output: str = ""
+    latency_s: float = 0.0
+
+    @property
+    def entropy(self) -> Optional[float]:
+        if not self.option_scores:
+            return None
+        p = np.asarray([v for v in self.option_scores.values() if v > 0], dtype=np.float64)
+        return float(-(p * np.log(p)).sum())
 
 
 def check_timestamp(t_s: float, what: str = "timestamp") -> float:

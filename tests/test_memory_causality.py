@@ -58,7 +58,7 @@ def test_stream_exercises_moves_gone_places_and_merges(full):
     assert len(mug.position_history) == 2
     assert not next(o for o in snap.objects.values() if o.label == "book").present
     assert {p.tag for p in snap.places.values()} == {"kitchen", "corridor"}
-    assert any(r.merged_into is not None for r in full.records), "the bench halves should merge"
+    assert any(r.merged_into is not None for r in full.objects.records), "the bench halves should merge"
     benches = [o for o in full.as_of(29.5).objects.values() if o.label == "bench"]
     assert len(benches) == 2  # before the merge both nodes are visible
 

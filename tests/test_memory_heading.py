@@ -12,7 +12,7 @@ from directme.memory.heading import dominant_heading, refine_up, surface_normals
 from directme.types import FramePerception
 
 sim = pytest.importorskip("directme.sim")
-from directme.perception.oracle import OraclePerception, get_preset  # noqa: E402
+from directme.sim.oracle import OraclePerception, get_preset  # noqa: E402
 
 SEVEN = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "sevenscenes-redkitchen"
 UP = np.array([0.0, 0.0, 1.0])
@@ -51,11 +51,11 @@ def test_refine_up_finds_the_vertical_from_floor_and_tables():
 def _stream(noise, heading: bool, minutes: float = 4.0, seed: int = 1):
     ep = sim.generate_episode(seed=seed, minutes=minutes, width=160, height=120, with_questions=False)
     oracle = OraclePerception(ep, noise=noise, seed=seed)
-    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), heading_from_structure=heading))
+    mem = SpatialMemory(MemoryConfig().replace(up_world=(0.0, 0.0, 1.0), heading__enabled=heading))
     errs = []
     for frame in ep.frames():
         mem.update(oracle.perceive(frame))
-        errs.append(_yaw_error_deg(mem.ego_T[len(mem.ego_t) - 1].astype(np.float64), frame.T_world_cam.matrix, UP))
+        errs.append(_yaw_error_deg(mem.ego.T[len(mem.ego.t) - 1].astype(np.float64), frame.T_world_cam.matrix, UP))
     return mem, np.abs(errs)
 
 
@@ -66,9 +66,9 @@ def test_heading_drift_is_removed_and_exact_poses_are_left_alone():
     mem, with_ = _stream(drift_only, heading=True)
     assert without[-60:].mean() > 2.0, without[-60:].mean()  # the drift is there ...
     assert with_[-60:].mean() < 1.0 and with_[-60:].max() < 3.0, (with_[-60:].mean(), with_[-60:].max())
-    assert mem.heading_corrections
+    assert mem.drift.heading_corrections
     exact, errs = _stream("none", heading=True)
-    assert exact.heading_corrections == [] and errs.max() < 1e-3  # exact depth and poses: nothing to correct
+    assert exact.drift.heading_corrections == [] and errs.max() < 1e-3  # exact depth and poses: nothing to correct
 
 
 def test_heading_state_survives_save_and_load(tmp_path):
@@ -76,15 +76,15 @@ def test_heading_state_survives_save_and_load(tmp_path):
     noise = dataclasses.replace(get_preset("none"), heading_drift_deg_per_min=6.0)
     oracle = OraclePerception(ep, noise=noise, seed=1)
     fps = [oracle.perceive(f) for f in ep.frames()]
-    cfg = MemoryConfig(up_world=(0.0, 0.0, 1.0), heading_from_structure=True, heading_ref_frames=5)
+    cfg = MemoryConfig().replace(up_world=(0.0, 0.0, 1.0), heading__enabled=True, heading__ref_frames=5)
     a = SpatialMemory(cfg)
     a.update_many(fps[:30])
     a.save(tmp_path / "m")
     b = SpatialMemory.load(tmp_path / "m")
-    assert b.heading.to_json() == a.heading.to_json() and b.heading_corrections == a.heading_corrections
+    assert b.drift.heading.to_json() == a.drift.heading.to_json() and b.drift.heading_corrections == a.drift.heading_corrections
     a.update_many(fps[30:])
     b.update_many(fps[30:])
-    assert a.heading_corrections and b.heading_corrections == a.heading_corrections
+    assert a.drift.heading_corrections and b.drift.heading_corrections == a.drift.heading_corrections
     assert np.array_equal(a.T_mem_input, b.T_mem_input)
 
 
@@ -105,11 +105,11 @@ def test_real_kitchen_structure_heading_is_stable_under_ground_truth_poses():
         angles.append(math.degrees(h.angle_rad))
     a = np.asarray(angles)
     assert np.max(np.abs((a - np.median(a) + 45) % 90 - 45)) < 8.0, np.round(a, 1)  # measured 6.5
-    mem = SpatialMemory(MemoryConfig(heading_from_structure=True))
+    mem = SpatialMemory(MemoryConfig().replace(heading__enabled=True))
     worst = 0.0
     for f in frames:
         mem.update(FramePerception(f, (), None, 1.0))
-        T = mem.ego_T[len(mem.ego_t) - 1].astype(np.float64)
-        worst = max(worst, abs(_yaw_error_deg(T, f.T_world_cam.matrix, mem.heading.up)))
+        T = mem.ego.T[len(mem.ego.t) - 1].astype(np.float64)
+        worst = max(worst, abs(_yaw_error_deg(T, f.T_world_cam.matrix, mem.drift.heading.up)))
     assert worst < 2.0, worst
-    assert np.allclose(Pose(mem.ego_T[0].astype(np.float64)).t, first.T_world_cam.t, atol=1e-6)
+    assert np.allclose(Pose(mem.ego.T[0].astype(np.float64)).t, first.T_world_cam.t, atol=1e-6)

@@ -78,6 +78,6 @@ def test_tiny_instances_are_skipped_not_stored(mem):
 
 def test_config_validation():
     with pytest.raises(InvalidInputError, match="voxel_m"):
-        MemoryConfig(voxel_m=0)
+        MemoryConfig().replace(map__voxel_m=0)
     with pytest.raises(InvalidInputError, match="unknown MemoryConfig"):
         MemoryConfig.from_dict({"voxel": 1})

@@ -24,9 +24,9 @@ def test_static_orbit_one_node_per_object_within_3cm():
         (node,) = _by_label_pos(snap, b.label, np.array(b.centre_w))
         assert np.linalg.norm(node.position_w - np.array(b.centre_w)) < 0.03
         assert node.n_obs >= 5 and node.present
-        assert 1 <= len(node.keyframes) <= MemoryConfig().max_keyframes_per_object
+        assert 1 <= len(node.keyframes) <= MemoryConfig().keyframes.max_per_object
         times = sorted(k.t_s for k in node.keyframes)
-        assert all(b - a >= MemoryConfig().keyframe_min_gap_s for a, b in zip(times, times[1:]))
+        assert all(b - a >= MemoryConfig().keyframes.min_gap_s for a, b in zip(times, times[1:]))
     assert snap.ego.T_world_cam.shape == (36, 4, 4) and snap.ego.T_world_cam.dtype == np.float32
     kinds = {d["kind"] for _, d in snap.graph.nodes(data=True)}
     assert kinds == {"object", "place", "ego"}
@@ -89,7 +89,7 @@ def test_an_object_carried_in_view_follows_without_smearing():
     carry it is where it was seen then."""
     table = Box(9, "table", (0.0, -1.0, 0.35), (0.8, 0.6, 0.7))
     eye = look_at((3.0, 0.0, 1.6), (0.0, 0.0, 0.3))
-    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), relocalize=False))
+    mem = SpatialMemory(MemoryConfig().replace(up_world=(0.0, 0.0, 1.0), relocalisation__enabled=False))
     ys = [0.0] * 3 + [0.15 * k for k in range(1, 11)] + [1.5] * 3
     for k, y in enumerate(ys):
         mem.update(perceive([Box(1, "box", (0.0, y, 0.3), (0.25, 0.25, 0.25)), table], eye, K, float(k), k))
@@ -98,7 +98,7 @@ def test_an_object_carried_in_view_follows_without_smearing():
     assert len(snap.objects) == 2 and box.n_obs == len(ys)
     assert np.linalg.norm(box.position_w - (0.0, 1.5, 0.3)) < 0.05 and max(box.extent_m) < 0.35
     (t0, p0), (t1, p1) = box.position_history
-    assert t0 == 0.0 and 3.0 < t1 < 12.0 and np.linalg.norm(p0 - (0.0, 0.0, 0.3)) <= MemoryConfig().track_jump_m
+    assert t0 == 0.0 and 3.0 < t1 < 12.0 and np.linalg.norm(p0 - (0.0, 0.0, 0.3)) <= MemoryConfig().association.track_jump_m
     assert np.allclose(p1, box.position_w)
     during = mem.as_of(7.0).objects[box.node_id]
     assert abs(during.position_w[1] - ys[7]) < 0.05 and max(during.extent_m) < 0.35
@@ -113,7 +113,7 @@ def test_keyframe_images_are_stored_downsampled():
     ref = next(iter(snap.objects.values())).keyframes[0]
     img = mem.keyframe_image(ref)
     assert img is not None and img.dtype == np.uint8 and img.shape[2] == 3
-    assert max(img.shape[:2]) <= MemoryConfig().keyframe_image_max_side
+    assert max(img.shape[:2]) <= MemoryConfig().keyframes.image_max_side
     assert mem.keyframe_image(10_000) is None
 
 
@@ -174,7 +174,7 @@ def test_a_live_track_keeps_its_node_against_a_drift_allowance_match():
     a, b = Box(1, "vase", (0.0, 0.0, 0.15), (0.3, 0.3, 0.3)), Box(2, "vase", (0.0, 2.0, 0.15), (0.3, 0.3, 0.3))
     eye = look_at((3.0, 0.0, 1.6), (0.0, 0.0, 0.3))
     for label in ("vase", "bowl"):
-        mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), relocalize=False))
+        mem = SpatialMemory(MemoryConfig().replace(up_world=(0.0, 0.0, 1.0), relocalisation__enabled=False))
         for k in range(3):
             mem.update(perceive([b], eye, K, float(k), k))
         for k in range(10):  # walk 11 m along an empty corridor and 11 m back

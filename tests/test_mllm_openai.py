@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("httpx")
 
 from directme.answerers.base import Keyframe, QueryContext  # noqa: E402
-from directme.answerers.doctor_checks import OPTIONS, sample_frames  # noqa: E402
+from directme.commands.doctor_checks import OPTIONS, sample_frames  # noqa: E402
 from directme.answerers.openai_api import build, letter_logprobs  # noqa: E402
 from directme.errors import BackendError  # noqa: E402
 

@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
 from directme.answerers.base import Answer, Keyframe, QueryContext  # noqa: E402
-from directme.answerers.doctor_checks import OPTIONS, ask_tiny, checks  # noqa: E402
+from directme.commands.doctor_checks import OPTIONS, ask_tiny, checks  # noqa: E402
 from directme.answerers.tiny import build_tiny_vl  # noqa: E402
 from directme.answerers.transformers_vl import TransformersVLAnswerer, build  # noqa: E402
 from directme.errors import InvalidInputError, MissingWeightsError  # noqa: E402

@@ -8,8 +8,8 @@ import pytest
 
 from directme.errors import InvalidInputError
 from directme.perception.base import Perception
-from directme.perception.oracle import (FALSE_POSITIVE_ID_BASE, NOISE_PRESETS, NoisePreset, OraclePerception,
-                                        get_preset)
+from directme.sim.oracle import (FALSE_POSITIVE_ID_BASE, NOISE_PRESETS, NoisePreset, OraclePerception,
+                                 get_preset)
 from directme.sim import generate_episode
 from directme.sim.catalog import similar_labels
 from directme.types import Frame

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .._lazy import require
 from ..errors import BackendError, InvalidInputError
 from ._options import options_to_config
+from ..types import Flag
 from .base import Answer, QueryContext
 from .parsing import finish_answer, letter_of_token
 from .prompts import Prompt, build_prompt, keyframe_image
@@ -200,7 +201,7 @@ class OpenAIAnswerer:
                 raise
             return Answer(question=ctx.question, t_s=ctx.t_s, text=f"no answer: {exc}", confidence=0.0,
                           evidence=ctx.evidence, subgraph_text=ctx.subgraph_text, answerer=self.name,
-                          flags=("backend_error",), raw_output=str(exc), latency_s=time.perf_counter() - t0)
+                          flags=(Flag.BACKEND_ERROR,), raw_output=str(exc), latency_s=time.perf_counter() - t0)
         return finish_answer(ctx, text, self.name, letter_logprobs=lps, latency_s=time.perf_counter() - t0)
 
     def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:

@@ -16,7 +16,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..types import OPTION_LETTERS
+from ..types import OPTION_LETTERS, Flag
 from .base import Answer, QueryContext
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.S | re.I)
@@ -161,20 +161,20 @@ def finish_answer(ctx: QueryContext, raw_text: str, answerer: str, *,
     if not letters:
         conf = text_confidence if text_confidence is not None else 1.0
         if text_confidence is None:
-            flags.append("no_probs")
+            flags.append(Flag.NO_PROBS)
         text = raw_text.strip()
         if not text:
-            flags.append("unparsed")
+            flags.append(Flag.UNPARSED)
             conf = 0.0
         return Answer(text=text, confidence=float(conf), flags=tuple(flags), **common)
     parsed = parse_letter(raw_text, ctx.options)
     letter = parsed.letter
     if letter is None:
-        flags.append("unparsed")
+        flags.append(Flag.UNPARSED)
         if scores:
             letter = max(scores, key=scores.get)
     if scores is None:
-        flags.append("no_probs")
+        flags.append(Flag.NO_PROBS)
         conf = 1.0 if parsed.letter else 0.0
     else:
         conf = scores[letter]

@@ -17,12 +17,13 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InvalidInputError
 from ._options import options_to_config
+from ..types import Flag
 from .base import Answer, Answerer, QueryContext
 
 # Flags that say the geometric answer is not backed by memory, whatever its confidence.
-UNTRUSTED_FLAGS = ("no_evidence", "not_understood", "options_mismatch", "unparsed", "empty_memory")
+UNTRUSTED_FLAGS = (Flag.NO_EVIDENCE, Flag.NOT_UNDERSTOOD, Flag.OPTIONS_MISMATCH, Flag.UNPARSED, Flag.EMPTY_MEMORY)
 MODES = ("fallback", "hint")
-MLLM_ERROR_FLAG = "backend_error"  # the MLLM gave no answer (see directme.answerers.base.Answer)
+MLLM_ERROR_FLAG = Flag.BACKEND_ERROR  # the MLLM gave no answer
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class PolicyAnswerer:
         the geometric answer stands, flagged "mllm_failed" with the MLLM's error as raw output."""
         if MLLM_ERROR_FLAG not in mllm.flags:
             return self._tag(mllm, used)
-        failed = replace(geo, flags=tuple(geo.flags) + ("mllm_failed",),
+        failed = replace(geo, flags=tuple(geo.flags) + (Flag.MLLM_FAILED,),
                          raw_output=f"{mllm.answerer}: {mllm.raw_output or mllm.text}",
                          latency_s=geo.latency_s + mllm.latency_s)
         return self._tag(failed, "geometric")

@@ -9,15 +9,28 @@ import importlib
 from types import ModuleType
 
 from ..errors import InvalidInputError
+from ..types import TextEnum
 
-BENCHMARKS = ("ucsbench", "teleego", "phostream", "egosat", "xlebench", "sim")
+
+class Benchmark(TextEnum):
+    """The benchmarks with an adapter: each is the module directme.bench.<value>."""
+
+    UCSBENCH = "ucsbench"
+    TELEEGO = "teleego"
+    PHOSTREAM = "phostream"
+    EGOSAT = "egosat"
+    XLEBENCH = "xlebench"
+    SIM = "sim"
+
+
+BENCHMARKS = tuple(b.value for b in Benchmark)  # ("ucsbench", "teleego", "phostream", "egosat", "xlebench", "sim")
 
 
 def get_benchmark(name: str) -> ModuleType:
     """The module implementing benchmark ``name`` (imported on demand)."""
     if name not in BENCHMARKS:
         raise InvalidInputError(f"unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}")
-    return importlib.import_module(f"directme.bench.{name}")
+    return importlib.import_module(f"directme.bench.{Benchmark(name).value}")
 
 
 def count_items(episodes) -> int:

@@ -19,8 +19,8 @@ from .metrics import accuracy_table, mean, option_confidence, slope
 from .runner import StreamRunner
 
 NAME = "egosat"
-LETTERS = "ABCD"
-_OPTION_LINE = re.compile(r"^\s*\(?([A-D])[\).:]\s*(.+?)\s*$", re.MULTILINE)
+LETTERS = OPTION_LETTERS[:4]  # "ABCD": EgoSAT's four options
+_OPTION_LINE = re.compile(rf"^\s*\(?([{LETTERS}])[\).:]\s*(.+?)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

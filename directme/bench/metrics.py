@@ -8,6 +8,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..types import OPTION_LETTERS, TextEnum
+
 # --- accuracy tables -------------------------------------------------------------------
 
 
@@ -62,10 +64,20 @@ def memory_persistence_s(initial_correct: bool, recalls: Sequence[bool], interva
 
 # --- PhoStream -------------------------------------------------------------------------
 
-EARLY, NO_RESPONSE, LATE, ON_TIME = "EarlyResponse", "NoResponse", "LateResponse", "OnTime"
+class ResponseTiming(TextEnum):
+    """PhoStream's classes of the first (non-silent) response to an item (the official scorer's names)."""
+
+    EARLY = "EarlyResponse"
+    NO_RESPONSE = "NoResponse"
+    LATE = "LateResponse"
+    ON_TIME = "OnTime"
 
 
-def classify_response(t_answer_s: float, t_response_s: Optional[float], window_s: float = 2.0) -> str:
+EARLY, NO_RESPONSE, LATE, ON_TIME = ResponseTiming.EARLY, ResponseTiming.NO_RESPONSE, ResponseTiming.LATE, \
+    ResponseTiming.ON_TIME
+
+
+def classify_response(t_answer_s: float, t_response_s: Optional[float], window_s: float = 2.0) -> ResponseTiming:
     """PhoStream timing class of the first (non-silent) response to an item.
 
     The answer is due in [t_answer, t_answer + window] (t_answer = t_q for instant/backward
@@ -81,7 +93,7 @@ def classify_response(t_answer_s: float, t_response_s: Optional[float], window_s
     return ON_TIME
 
 
-def response_rates(classes: Iterable[str]) -> dict[str, float]:
+def response_rates(classes: Iterable[str]) -> dict[ResponseTiming, float]:
     cl = list(classes)
     n = len(cl) or 1
     return {name: sum(c == name for c in cl) / n for name in (ON_TIME, EARLY, NO_RESPONSE, LATE)}
@@ -90,7 +102,7 @@ def response_rates(classes: Iterable[str]) -> dict[str, float]:
 # --- EgoSAT ----------------------------------------------------------------------------
 
 
-def option_confidence(scores: Optional[Mapping[str, float]], letters: str = "ABCD") -> tuple[Optional[float], Optional[float], dict[str, float]]:
+def option_confidence(scores: Optional[Mapping[str, float]], letters: str = OPTION_LETTERS[:4]) -> tuple[Optional[float], Optional[float], dict[str, float]]:
     """(confidence, entropy in nats, renormalised probabilities) over the given letters.
 
     Confidence is the largest option probability after renormalising over ``letters``.

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from ..answerers.base import Answer, Evidence
 from ..errors import InvalidInputError
-from ..types import OPTION_LETTERS, Frame
+from ..types import OPTION_LETTERS, Answer, Evidence, Flag, Frame
 
 
 @dataclass(frozen=True)
@@ -113,7 +112,7 @@ class ScriptedModel:
         self.asked.append((question, t, self.t_seen))
         t_s = float(t_now or 0.0)
         if question in self.silent_until and t_s < self.silent_until[question]:
-            return Answer(question=question, t_s=t_s, text="", flags=("silent",), answerer=self.name)
+            return Answer(question=question, t_s=t_s, text="", flags=(Flag.SILENT,), answerer=self.name)
         letters = OPTION_LETTERS[: len(options or ())]
         evidence = tuple(Evidence(node_id=f"span{i}", times_s=(float(a), float(b)))
                          for i, (a, b) in enumerate(self.spans.get(question, ())))

@@ -14,13 +14,21 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from ..errors import InvalidInputError
+from ..types import TextEnum
 from .annotations import BenchEpisode, safe_name
 from .models import ModelSpec
-from .resume import config_hash, job_fingerprint, plan_resume
+from .resume import OnConfigChange, config_hash, job_fingerprint, plan_resume
 from .runner import StreamRunner
 from .workers import run_in_processes
 
 Progress = Callable[[int, int, Mapping[str, Any]], None]
+
+
+class EpisodeStatus(TextEnum):
+    """A per-episode result's ``status``: evaluated (``records``), or failed (``error``, ``traceback``)."""
+
+    OK = "ok"
+    ERROR = "error"
 
 
 @dataclass(frozen=True)
@@ -64,10 +72,10 @@ def evaluate_episode(job: EvalJob, episode: BenchEpisode) -> dict:
         opts["judge"] = build_judge(opts.pop("judge_spec", None))
         runner = StreamRunner(_model_for(job.model), job.frames(episode), fps=job.fps)
         records = module.run_episode(runner, episode, opts)
-        return base | {"status": "ok", "records": records, "frames_observed": runner.frames_observed,
+        return base | {"status": EpisodeStatus.OK, "records": records, "frames_observed": runner.frames_observed,
                        "wall_s": time.perf_counter() - start}
     except Exception as exc:  # a failing video must not stop the others
-        return base | {"status": "error", "error": f"{type(exc).__name__}: {exc}",
+        return base | {"status": EpisodeStatus.ERROR, "error": f"{type(exc).__name__}: {exc}",
                        "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - start}
 
 
@@ -87,7 +95,7 @@ class ResultStore:
         return self._path(self.pred_dir, episode_id).is_file()
 
     def write(self, result: Mapping[str, Any]) -> None:
-        ok = result.get("status") == "ok"
+        ok = result.get("status") == EpisodeStatus.OK
         folder = self.pred_dir if ok else self.err_dir
         folder.mkdir(parents=True, exist_ok=True)
         path = self._path(folder, str(result["episode_id"]))
@@ -130,14 +138,14 @@ def _jsonable(x: Any) -> Any:
 
 def print_progress(done: int, total: int, result: Mapping[str, Any]) -> None:
     status = result.get("status", "?")
-    extra = f" {result.get('error', '')}" if status != "ok" else f" {len(result.get('records', []))} records"
+    extra = f" {result.get('error', '')}" if status != EpisodeStatus.OK else f" {len(result.get('records', []))} records"
     print(f"[{done}/{total}] {result.get('episode_id')} {status} {result.get('wall_s', 0.0):.1f}s{extra}",
           file=sys.stderr, flush=True)
 
 
 def run_evaluation(job: EvalJob, episodes: Sequence[BenchEpisode], out_dir: str | Path, workers: int = 1,
                    ray_address: Optional[str] = None, progress: Optional[Progress] = print_progress,
-                   in_process: bool = False, on_config_change: str = "error") -> dict:
+                   in_process: bool = False, on_config_change: str = OnConfigChange.ERROR) -> dict:
     """Evaluate every unfinished episode, then summarise all finished ones.
 
     Episodes run on ``workers`` local child processes (one is enough to survive a segfault or
@@ -160,7 +168,7 @@ def run_evaluation(job: EvalJob, episodes: Sequence[BenchEpisode], out_dir: str 
     fingerprint = job_fingerprint(job)
     current = config_hash(fingerprint)
     plan = plan_resume(episodes, store.saved_hashes(ids), current, on_config_change, store.root)
-    if on_config_change == "rerun":
+    if on_config_change == OnConfigChange.RERUN:
         for eid in plan.changed:
             store.discard(eid)
     todo = list(plan.todo)
@@ -173,7 +181,7 @@ def run_evaluation(job: EvalJob, episodes: Sequence[BenchEpisode], out_dir: str 
         result = {**result, "config_hash": current}
         store.write(result)
         counter["done"] += 1
-        if result.get("status") != "ok":
+        if result.get("status") != EpisodeStatus.OK:
             failed.append(str(result["episode_id"]))
         if progress:
             progress(counter["done"], len(episodes), result)
@@ -196,14 +204,14 @@ def run_evaluation(job: EvalJob, episodes: Sequence[BenchEpisode], out_dir: str 
     metrics = get_benchmark(job.benchmark).summarize(results)
     summary = {"benchmark": job.benchmark, "metrics": metrics, "episodes": len(episodes), "finished": len(results),
                "skipped": len(episodes) - len(todo), "failed": failed, "executor": executor, "config_hash": current,
-               "other_config": list(plan.changed if on_config_change == "keep" else ()) + list(plan.unknown)}
+               "other_config": list(plan.changed if on_config_change == OnConfigChange.KEEP else ()) + list(plan.unknown)}
     (store.root / "metrics.json").write_text(json.dumps(summary, indent=1, default=_jsonable), encoding="utf-8")
     (store.root / "metrics.md").write_text(metrics_markdown(summary), encoding="utf-8")
     return summary
 
 
 def _crashed(ep: BenchEpisode, job: EvalJob, why: str) -> dict:
-    return {"episode_id": ep.episode_id, "video": ep.video, "benchmark": job.benchmark, "status": "error",
+    return {"episode_id": ep.episode_id, "video": ep.video, "benchmark": job.benchmark, "status": EpisodeStatus.ERROR,
             "error": why, "wall_s": 0.0}
 
 

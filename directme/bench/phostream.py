@@ -17,12 +17,24 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Mapping, Optional, Sequence
 
+from ..types import Flag, TextEnum
 from .annotations import BenchEpisode, parse_clock, read_records, record_error, require_keys, safe_name
 from .metrics import ON_TIME, classify_response, mean, response_rates
 from .runner import StreamRunner
 
 NAME = "phostream"
-TIME_TYPES = ("instant", "backward", "forward")
+
+
+class TimeType(TextEnum):
+    """When a PhoStream item's answer is due: at the question (instant: about now; backward: about the
+    past) or later, once the evidence appears (forward, also written "future" / "proactive")."""
+
+    INSTANT = "instant"
+    BACKWARD = "backward"
+    FORWARD = "forward"
+
+
+TIME_TYPES = tuple(t.value for t in TimeType)  # ("instant", "backward", "forward")
 
 
 @dataclass(frozen=True)
@@ -30,7 +42,7 @@ class PhoItem:
     qid: str
     question: str
     reference: str
-    time_type: str
+    time_type: TimeType
     t_q_s: float
     t_answer_s: float  # when the answer is due: t_q, or t_p for forward items
     capability: str = ""
@@ -56,13 +68,14 @@ def load(path: str, **_: Any) -> list[BenchEpisode]:
 def _parse_item(q: Any, v: int, k: int, vpath: str, source: str) -> PhoItem:
     where = f"video {v} ({vpath}) response {k}"
     rec = require_keys(q, ["user_query", "timestamp_question", "time_type", "response"], source, where)
-    time_type = str(rec["time_type"]).strip().lower()
-    time_type = "forward" if time_type in ("future", "proactive") else time_type
-    if time_type not in TIME_TYPES:
+    name = str(rec["time_type"]).strip().lower()
+    name = TimeType.FORWARD.value if name in ("future", "proactive") else name
+    if name not in TIME_TYPES:
         raise record_error(source, where, f"time_type {rec['time_type']!r} is not one of {TIME_TYPES}")
+    time_type = TimeType(name)
     t_q = parse_clock(rec["timestamp_question"], source=source, where=where)
     t_a = t_q
-    if time_type == "forward":
+    if time_type == TimeType.FORWARD:
         if "timestamp_proactive" not in rec:
             raise record_error(source, where, "forward item without 'timestamp_proactive'")
         t_a = parse_clock(rec["timestamp_proactive"], source=source, where=where)
@@ -75,7 +88,7 @@ def _parse_item(q: Any, v: int, k: int, vpath: str, source: str) -> PhoItem:
 def _is_silent(answer: Any) -> bool:
     flags = getattr(answer, "flags", ()) or ()
     text = str(getattr(answer, "text", "") or "").strip().lower()
-    return "silent" in flags or text in ("", "silent")
+    return Flag.SILENT in flags or text in ("", "silent")
 
 
 def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, Any]) -> list[dict]:
@@ -100,7 +113,7 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     def poll(item: PhoItem, n: int):
         def probe(r: StreamRunner, t: float) -> None:
             answer = r.ask(item.question, t).answer
-            ignored = item.time_type == "forward" and t <= item.t_q_s
+            ignored = item.time_type == TimeType.FORWARD and t <= item.t_q_s
             if not _is_silent(answer) and not ignored:
                 finish(item, t, str(answer.text), n + 1)
             elif t + step <= item.t_answer_s + window + grace:
@@ -120,7 +133,7 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
     out: dict[str, Any] = {"items": len(recs), "rates": response_rates(r["timing"] for r in recs),
                            "score": _score(recs),
                            "judged": sum(r["score"] is not None and r["timing"] == ON_TIME for r in recs)}
-    for tt in TIME_TYPES:
+    for tt in TimeType:
         sub = [r for r in recs if r["time_type"] == tt]
         out[tt] = {"items": len(sub), "rates": response_rates(r["timing"] for r in sub),
                    "score": _score(sub)}

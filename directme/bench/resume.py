@@ -17,10 +17,21 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InvalidInputError
+from ..types import TextEnum
 from .models import agent_config
 
 log = logging.getLogger(__name__)
-ON_CONFIG_CHANGE = ("error", "rerun", "keep")
+
+
+class OnConfigChange(TextEnum):
+    """What resuming does with finished results of another configuration: refuse, re-evaluate, keep."""
+
+    ERROR = "error"
+    RERUN = "rerun"
+    KEEP = "keep"
+
+
+ON_CONFIG_CHANGE = tuple(c.value for c in OnConfigChange)  # ("error", "rerun", "keep")
 
 
 def job_fingerprint(job: Any) -> dict[str, Any]:
@@ -63,29 +74,30 @@ class ResumePlan:
 
 
 def plan_resume(episodes: Sequence[Any], saved_hashes: Mapping[str, Any], current: str,
-                on_config_change: str = "error", out_dir: Any = "") -> ResumePlan:
+                on_config_change: str = OnConfigChange.ERROR, out_dir: Any = "") -> ResumePlan:
     """``saved_hashes``: episode id -> config hash of its finished result (None: no hash stored).
 
     ``on_config_change``: "error" refuses to mix configurations, "rerun" re-evaluates the
     episodes finished with another one, "keep" keeps them (with a warning)."""
     if on_config_change not in ON_CONFIG_CHANGE:
         raise InvalidInputError(f"on_config_change must be one of {ON_CONFIG_CHANGE}, got {on_config_change!r}")
+    on_config_change = OnConfigChange(on_config_change)
     done = dict(saved_hashes)
     finished = [e.episode_id for e in episodes if e.episode_id in done]
     changed = tuple(eid for eid in finished if done[eid] not in (None, current))
     unknown = tuple(eid for eid in finished if done[eid] is None)
-    if changed and on_config_change == "error":
+    if changed and on_config_change == OnConfigChange.ERROR:
         others = sorted({str(done[eid]) for eid in changed})
         raise InvalidInputError(
             f"{len(changed)} finished result(s) in {out_dir} ({_some(changed)}) were produced with a different "
             f"configuration (hash {', '.join(others)}; now {current}): resuming would mix two configurations in "
             "one metrics table. Use another --out, or --on-config-change rerun (re-evaluate them) or keep")
-    if changed and on_config_change == "keep":
+    if changed and on_config_change == OnConfigChange.KEEP:
         log.warning("keeping %d result(s) produced with a different configuration: %s", len(changed), _some(changed))
     if unknown:
         log.warning("%d finished result(s) in %s carry no configuration hash (written by an older directme); "
                     "kept as they are: %s", len(unknown), out_dir, _some(unknown))
-    rerun = set(changed) if on_config_change == "rerun" else set()
+    rerun = set(changed) if on_config_change == OnConfigChange.RERUN else set()
     todo = tuple(e for e in episodes if e.episode_id not in done or e.episode_id in rerun)
     return ResumePlan(todo, changed, unknown)
 

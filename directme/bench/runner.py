@@ -77,15 +77,18 @@ class StreamRunner:
         latency = time.perf_counter() - start
         return Asked(answer=answer, t_s=float(t_s), latency_s=latency, observed_until_s=self.t_observed)
 
-    def run(self, end_s: Optional[float] = None) -> None:
+    def run(self, end_s: Optional[float] = None, on_end: Optional[Callable[[], None]] = None) -> None:
         """Stream every frame, firing probes as time passes, then the probes left after the
-        last frame (time keeps running without new frames). Probes later than ``end_s`` are dropped."""
+        last frame (time keeps running without new frames). Probes later than ``end_s`` are dropped.
+        ``on_end()`` runs once after the last frame, before those probes (e.g. to flush buffered perception)."""
         for frame in subsample(self._frames, self._fps):
             while self._heap and self._heap[0].t_s < frame.t_s:
                 self._fire()
             self.model.observe(frame)
             self.t_observed = frame.t_s
             self.frames_observed += 1
+        if on_end is not None:
+            on_end()
         self.stream_ended = True
         while self._heap:
             if end_s is not None and self._heap[0].t_s > end_s:

@@ -16,20 +16,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from ..types import OPTION_LETTERS, TextEnum
 from .annotations import BenchEpisode, parse_clock, read_records, record_error, require_keys
 from .metrics import (accuracy_table, mean, memory_persistence_s, parse_letters, real_time_correct,
                       token_overlap_correct)
 from .runner import StreamRunner
 
 NAME = "teleego"
-QA_TYPES = ("mc_single", "mc_multi", "binary", "open_ended")
+
+
+class QaType(TextEnum):
+    """TeleEgo's answer formats: multiple choice (one or several letters), true/false, open text."""
+
+    MC_SINGLE = "mc_single"
+    MC_MULTI = "mc_multi"
+    BINARY = "binary"
+    OPEN_ENDED = "open_ended"
+
+
+QA_TYPES = tuple(q.value for q in QaType)  # ("mc_single", "mc_multi", "binary", "open_ended")
 _DAY = re.compile(r"^(?:d|day)\s*(\d+)[\-\s]?(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class TeleEgoItem:
     index: str
-    qa_type: str
+    qa_type: QaType
     question: str
     options: tuple[str, ...]
     gold: Any  # letters (mc), bool (binary) or reference text (open-ended)
@@ -99,23 +111,24 @@ def _parse_item(row: Any, i: int, source: str, tl: Timeline) -> TeleEgoItem:
     rec = require_keys(row, ["QA_type", "question", "answer", "evidence"], source, f"record {i}")
     index = str(rec.get("index", i))
     where = f"record {i} (index {index})"
-    qa_type = str(rec["QA_type"]).strip().lower().replace("-", "_")
-    qa_type = "open_ended" if qa_type in ("open", "openended") else qa_type
-    if qa_type not in QA_TYPES:
+    name = str(rec["QA_type"]).strip().lower().replace("-", "_")
+    name = QaType.OPEN_ENDED.value if name in ("open", "openended") else name
+    if name not in QA_TYPES:
         raise record_error(source, where, f"QA_type {rec['QA_type']!r} is not one of {QA_TYPES}")
+    qa_type = QaType(name)
     ts = (rec.get("evidence") or {}).get("timestep") or {}
     end = ts.get("end", ts.get("End", ts.get("to")))
     if end is None:
         raise record_error(source, where, "evidence.timestep.end is missing", "every item needs its evidence end time")
     value = (rec.get("answer") or {}).get("value") if isinstance(rec.get("answer"), Mapping) else rec.get("answer")
     options = tuple(str(o) for o in (rec.get("options") or ()))
-    if qa_type in ("mc_single", "mc_multi"):
-        allowed = "".join(chr(65 + k) for k in range(len(options)))
+    if qa_type in (QaType.MC_SINGLE, QaType.MC_MULTI):
+        allowed = OPTION_LETTERS[:len(options)]
         gold: Any = tuple(sorted(parse_letters(",".join(map(str, value)) if isinstance(value, list) else str(value),
                                                allowed)))
         if not options or not gold:
             raise record_error(source, where, f"{qa_type} needs options and answer letters, got {value!r}")
-    elif qa_type == "binary":
+    elif qa_type == QaType.BINARY:
         gold = _to_bool(value[0] if isinstance(value, list) and value else value)
         if gold is None:
             raise record_error(source, where, f"binary answer {value!r} is not true/false")
@@ -144,15 +157,15 @@ def _to_bool(x: Any) -> Optional[bool]:
 def is_correct(item: TeleEgoItem, answer: Any, judge: Any = None) -> bool:
     text = str(getattr(answer, "text", "") or "")
     letter = getattr(answer, "letter", None)
-    if item.qa_type == "mc_single":
+    if item.qa_type == QaType.MC_SINGLE:
         return letter is not None and (letter,) == item.gold
-    if item.qa_type == "mc_multi":
-        letters = parse_letters(getattr(answer, "raw_output", "") or text, "ABCDEFGHIJ"[: len(item.options)])
+    if item.qa_type == QaType.MC_MULTI:
+        letters = parse_letters(getattr(answer, "raw_output", "") or text, OPTION_LETTERS[: len(item.options)])
         if not letters and letter:
             letters = [letter]
         return tuple(sorted(letters)) == item.gold
-    if item.qa_type == "binary":
-        pred = {"A": True, "B": False}.get(letter or "") if letter else _to_bool(text)
+    if item.qa_type == QaType.BINARY:
+        pred = {OPTION_LETTERS[0]: True, OPTION_LETTERS[1]: False}.get(letter or "") if letter else _to_bool(text)
         return pred is not None and pred == item.gold
     if judge is not None:
         return judge.score(item.question, item.gold, text) >= 3.0
@@ -169,7 +182,7 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     records: dict[str, dict] = {}
 
     def ask(item: TeleEgoItem, r: StreamRunner, t: float) -> tuple[bool, float]:
-        options = ("True", "False") if item.qa_type == "binary" else item.options
+        options = ("True", "False") if item.qa_type == QaType.BINARY else item.options
         asked = r.ask(item.question, t, options or None)
         return is_correct(item, asked.answer, judge), asked.latency_s
 
@@ -188,7 +201,7 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
             records[item.index] = {"index": item.index, "qa_type": item.qa_type, "t_s": t, "category": item.category,
                                    "subcategory": item.subcategory, "correct": ok, "rta_correct": rta,
                                    "latency_s": latency, "recalls": []}
-            if rta and item.qa_type != "open_ended" and rounds > 0:
+            if rta and item.qa_type != QaType.OPEN_ENDED and rounds > 0:
                 r.schedule(t + interval, recall(item, 1))
         return probe
 
@@ -204,9 +217,9 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
     """RTA (closed formats, like the official scorer), open-ended accuracy, MPT in minutes."""
     recs = [r for res in results for r in res.get("records", [])]
-    closed = [r for r in recs if r["qa_type"] != "open_ended"]
+    closed = [r for r in recs if r["qa_type"] != QaType.OPEN_ENDED]
     rta = accuracy_table(closed, ("qa_type", "category", "subcategory"), correct_key="rta_correct")
-    return {"rta": rta, "open_ended": accuracy_table([r for r in recs if r["qa_type"] == "open_ended"]),
+    return {"rta": rta, "open_ended": accuracy_table([r for r in recs if r["qa_type"] == QaType.OPEN_ENDED]),
             "mpt_min": mean(r["mpt_s"] / 60.0 for r in closed),
             "mpt_censored": sum(bool(r["mpt_censored"]) for r in closed), "items": len(recs),
             "mean_latency_s": mean(r["latency_s"] for r in recs)}

@@ -23,13 +23,24 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from ..types import OPTION_LETTERS
+from ..types import OPTION_LETTERS, TextEnum
 from .annotations import BenchEpisode, parse_clock, read_records, record_error, require_keys, safe_name
 from .metrics import mean, pairwise_order_accuracy, parse_letters, recall_at_k
 from .runner import StreamRunner
 
 NAME = "xlebench"
-TASKS = ("temporal_localization", "counting", "summary_ordering", "summary")
+
+
+class XLeTask(TextEnum):
+    """The X-LeBench query kinds this adapter scores."""
+
+    TEMPORAL_LOCALIZATION = "temporal_localization"
+    COUNTING = "counting"
+    SUMMARY_ORDERING = "summary_ordering"
+    SUMMARY = "summary"
+
+
+TASKS = tuple(t.value for t in XLeTask)  # ("temporal_localization", "counting", "summary_ordering", "summary")
 _T = r"(\d+(?::\d{1,2}){0,2}(?:\.\d+)?)"
 _SPAN = re.compile(_T + r"\s*(?:-|–|to)\s*" + _T)
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
@@ -39,7 +50,7 @@ _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six se
 @dataclass(frozen=True)
 class XLeQuery:
     qid: str
-    task: str
+    task: XLeTask
     query: str
     gt_spans: tuple[tuple[float, float], ...] = ()
     count: Optional[int] = None
@@ -67,11 +78,12 @@ def load(path: str, **_: Any) -> list[BenchEpisode]:
 
 def _parse_query(q: Any, k: int, source: str, where: str) -> XLeQuery:
     rec = require_keys(q, ["task", "query"], source, where)
-    task = str(rec["task"]).strip().lower()
-    if task not in TASKS:
+    name = str(rec["task"]).strip().lower()
+    if name not in TASKS:
         raise record_error(source, where, f"task {rec['task']!r} is not one of {TASKS}")
+    task = XLeTask(name)
     qid = str(rec.get("qid", k))
-    if task == "temporal_localization":
+    if task == XLeTask.TEMPORAL_LOCALIZATION:
         spans = rec.get("gt_spans")
         if not isinstance(spans, list) or not spans or not all(isinstance(s, list) and len(s) == 2 for s in spans):
             raise record_error(source, where, "'gt_spans' must be a non-empty list of [start, end]")
@@ -80,11 +92,11 @@ def _parse_query(q: Any, k: int, source: str, where: str) -> XLeQuery:
         if any(b < a for a, b in parsed):
             raise record_error(source, where, "a gt span ends before it starts")
         return XLeQuery(qid, task, str(rec["query"]), gt_spans=parsed)
-    if task == "counting":
+    if task == XLeTask.COUNTING:
         if not isinstance(rec.get("answer"), int):
             raise record_error(source, where, "counting needs an integer 'answer'")
         return XLeQuery(qid, task, str(rec["query"]), count=int(rec["answer"]))
-    if task == "summary_ordering":
+    if task == XLeTask.SUMMARY_ORDERING:
         events = tuple(str(e) for e in rec.get("events", ()))
         letters = OPTION_LETTERS[: len(events)]
         order = tuple(letters[o] if isinstance(o, int) else str(o).upper() for o in rec.get("answer_order", ()))
@@ -132,7 +144,7 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     def ask_all(r: StreamRunner, _t: float) -> None:
         t_end = r.t_observed if r.t_observed is not None else 0.0
         for q in episode.items:
-            options = q.events if q.task == "summary_ordering" else None
+            options = q.events if q.task == XLeTask.SUMMARY_ORDERING else None
             asked = r.ask(q.query, t_end, options)
             records.append(score_query(q, asked.answer, k, thr, judge) | {"t_s": t_end, "latency_s": asked.latency_s})
 
@@ -144,13 +156,13 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
 def score_query(q: XLeQuery, answer: Any, k: int = 5, thr: float = 0.3, judge: Any = None) -> dict:
     text = str(getattr(answer, "text", "") or "")
     rec: dict[str, Any] = {"qid": q.qid, "task": q.task, "query": q.query, "text": text}
-    if q.task == "temporal_localization":
+    if q.task == XLeTask.TEMPORAL_LOCALIZATION:
         spans = spans_from_answer(answer)
         rec.update(pred_spans=spans, gt_spans=list(q.gt_spans), recall=recall_at_k(spans, q.gt_spans, k, thr))
-    elif q.task == "counting":
+    elif q.task == XLeTask.COUNTING:
         n = count_from_text(text)
         rec.update(pred=n, answer=q.count, correct=n == q.count, abs_error=abs(n - q.count) if n is not None else None)
-    elif q.task == "summary_ordering":
+    elif q.task == XLeTask.SUMMARY_ORDERING:
         order = parse_letters(getattr(answer, "raw_output", "") or text, OPTION_LETTERS[: len(q.events)])
         rec.update(pred=order, answer=list(q.order), correct=tuple(order) == q.order,
                    pairwise=pairwise_order_accuracy(order, q.order))
@@ -161,7 +173,7 @@ def score_query(q: XLeQuery, answer: Any, k: int = 5, thr: float = 0.3, judge: A
 
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
     recs = [r for res in results for r in res.get("records", [])]
-    by = {t: [r for r in recs if r["task"] == t] for t in TASKS}
+    by = {t: [r for r in recs if r["task"] == t] for t in XLeTask}
     return {"items": len(recs),
             "temporal_localization": {"n": len(by["temporal_localization"]),
                                       "recall_at_5_tiou_0.3": mean(r["recall"] for r in by["temporal_localization"])},

@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..types import OPTION_LETTERS
+
 DEFAULT_SEED = 0
 DEFAULT_MINUTES = 3.0
 DEFAULT_OUT = "out/demo.json"
@@ -52,7 +54,7 @@ def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines
                "flags": list(ans.flags)}
         if baselines:
             rec["baselines"] = {"current_frame": _current_frame_letter(cfg, last_fp, q),
-                                "random": "ABCDEFGHIJ"[int(rng.integers(len(q.options)))] if q.options else None}
+                                "random": OPTION_LETTERS[int(rng.integers(len(q.options)))] if q.options else None}
         records.append(rec)
     elapsed = time.perf_counter() - t_start
     out = summarise(records)
@@ -63,7 +65,8 @@ def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines
 
 def _current_frame_letter(cfg, fp, q) -> Optional[str]:
     """Baseline: a fresh memory that saw only the latest frame (<= t)."""
-    from ..agent import Agent, GivenPerception
+    from ..agent import Agent
+    from ..perception.given import GivenPerception
 
     if fp is None:
         return None

@@ -17,6 +17,8 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
+from ..types import TextEnum
+
 
 @dataclass(frozen=True)
 class BackendCheck:
@@ -88,11 +90,18 @@ def _run_clip() -> str:
     return "tag %r" % (ClipSceneTagger(weights="random").tag(_tiny_rgb())[0],)
 
 
-def _weights(kind: str, arg: str) -> Callable[[], str]:
+class WeightsKind(TextEnum):
+    """How a backend's weights are found: a Hugging Face repo, or a checkpoint file ("file|repo")."""
+
+    HF = "hf"
+    FILE = "file"
+
+
+def _weights(kind: WeightsKind, arg: str) -> Callable[[], str]:
     def find() -> str:
         from ..perception import weights as w
 
-        if kind == "hf":
+        if kind == WeightsKind.HF:
             return w.describe(arg)
         filename, repo = arg.split("|")
         return w.describe(w.WeightSpec(filename, repo or None))
@@ -118,19 +127,19 @@ CHECKS = [
                  _da3_weights),
     BackendCheck("detector grounding_dino (tiny)", "transformers",
                  lambda: _run_detector({"name": "grounding_dino", "weights": "random", "image_size": 64}),
-                 _weights("hf", "IDEA-Research/grounding-dino-tiny")),
+                 _weights(WeightsKind.HF, "IDEA-Research/grounding-dino-tiny")),
     BackendCheck("detector grounding_dino_ida (tiny)", "groundingdino",
                  lambda: _run_detector({"name": "grounding_dino_ida", "weights": "random", "image_size": 64}),
                  _gdino_ida_weights),
     BackendCheck("detector yolo_world (yolov8s-worldv2)", "ultralytics",
                  lambda: _run_detector({"name": "yolo_world", "weights": "random", "imgsz": 64}),
-                 _weights("file", "yolov8s-worldv2.pt|")),
+                 _weights(WeightsKind.FILE, "yolov8s-worldv2.pt|")),
     BackendCheck("detector yoloe (yoloe-11s)", "ultralytics",
                  lambda: _run_detector({"name": "yoloe", "weights": "random", "imgsz": 64}),
-                 _weights("file", "yoloe-11s-seg.pt|")),
+                 _weights(WeightsKind.FILE, "yoloe-11s-seg.pt|")),
     BackendCheck("tracker sam2 (tiny)", "sam2", _run_tracker,
-                 _weights("file", "sam2.1_hiera_tiny.pt|facebook/sam2.1-hiera-tiny")),
-    BackendCheck("scene_tagger clip", "transformers", _run_clip, _weights("hf", "openai/clip-vit-base-patch32")),
+                 _weights(WeightsKind.FILE, "sam2.1_hiera_tiny.pt|facebook/sam2.1-hiera-tiny")),
+    BackendCheck("scene_tagger clip", "transformers", _run_clip, _weights(WeightsKind.HF, "openai/clip-vit-base-patch32")),
     BackendCheck("reader video (PyAV)", "av", None, _none),
     BackendCheck("reader aria (projectaria-tools)", "projectaria_tools", None, _none),
 ]
@@ -178,7 +187,7 @@ def _quiet() -> Iterator[None]:
 
 def _extra_checks() -> list:
     try:
-        mod = importlib.import_module("directme.answerers.doctor_checks")
+        mod = importlib.import_module("directme.commands.doctor_checks")
     except ModuleNotFoundError:
         return []
     return list(mod.checks())

@@ -7,7 +7,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-BENCH_CHOICES = ("ucsbench", "teleego", "phostream", "egosat", "xlebench", "sim")
+from ..bench import BENCHMARKS, Benchmark
+from ..bench.resume import ON_CONFIG_CHANGE, OnConfigChange
+
+BENCH_CHOICES = BENCHMARKS  # plain strings: argparse prints them in --help and in its errors
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help='run episodes as Ray tasks: a cluster address, "auto", or "local"')
     p.add_argument("--in-process", action="store_true",
                    help="debugging: run the videos in this process (pdb, profilers); a hard crash ends the run")
-    p.add_argument("--on-config-change", choices=("error", "rerun", "keep"), default="error",
+    p.add_argument("--on-config-change", choices=ON_CONFIG_CHANGE, default=OnConfigChange.ERROR.value,
                    help="when --out holds results of a different configuration: stop (default), evaluate "
                         "those videos again, or keep them")
     p.add_argument("--check", action="store_true", help="only load and validate the annotations; print items=N")
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"items={count_items(episodes)}")
         return 0
     fps = args.fps or None
-    if args.benchmark == "sim":
+    if args.benchmark == Benchmark.SIM:
         frames = module.SimFrames()
     elif args.blank_frames:
         frames = BlankFrames(fps=fps or 1.0)
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.judge_url and not args.judge_model:
         raise InvalidInputError("--judge-url needs --judge-model NAME")
     opts = {"judge_spec": judge} if judge else {}
-    if args.benchmark == "sim" and args.model == "agent":
+    if args.benchmark == Benchmark.SIM and args.model == "agent":
         model = module.oracle_spec(args.annotations, args.config, noise=args.noise)
     else:
         model = ModelSpec(target=args.model, config=args.config)

@@ -13,11 +13,12 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..types import OPTION_LETTERS
 from .run_questions import Ask, collect_questions, parse_time
 
 
@@ -90,10 +91,10 @@ def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = Non
         kwargs = {"trajectory": trajectory}
     from ..readers import VIDEO_EXTS, open_reader
     from ..readers.images import ImageFolderReader
-    from ..readers.video import VideoReader
+    from ..readers.video import OnCorrupt, VideoReader
 
     if skip_corrupt and p.suffix.lower() in VIDEO_EXTS:
-        kwargs["on_corrupt"] = "skip"
+        kwargs["on_corrupt"] = OnCorrupt.SKIP
     reader = open_reader(p, fps=fps, **kwargs)
     plain = {VideoReader: "a video file", ImageFolderReader: "an image folder"}.get(type(reader))
     return Source(reader, _estimate_total(reader), type(reader).__name__,
@@ -183,11 +184,15 @@ class GeometryCheck:
 # ------------------------------------------------------------------ the run
 
 class Runner:
-    """Streams frames through the agent, asks questions on time, feeds the viewer and the report."""
+    """Streams frames through the agent, asks questions on time, feeds the viewer and the report.
+
+    The questions are scheduled with the benchmarks' runner (directme.bench.runner.StreamRunner): each is
+    asked once every frame before its time is observed and before any later frame is; questions without a
+    time, or after the last frame, are asked at the end. This object is the model that runner drives."""
 
     def __init__(self, args: argparse.Namespace, agent: Any, tap: _Tap, asks: list[Ask]) -> None:
         self.args, self.agent, self.tap = args, agent, tap
-        self.pending = list(asks)
+        self.asks = list(asks)
         self.results: list[tuple[Ask, Any]] = []
         self.logger = None
         if args.rerun or args.rerun_serve:
@@ -200,6 +205,7 @@ class Runner:
         self.n_objects = 0
         self.last_input_t: Optional[float] = None
         self.say = print  # tqdm.write while the progress bar is shown, so lines do not mix
+        self._bar: Any = None
 
     def _snapshot(self, t_s: float) -> Any:
         snap = self.agent.memory.as_of(t_s)
@@ -216,11 +222,6 @@ class Runner:
                     self.logger.log_memory(snap)
                 self._next_map_t = fp.t_s + self.args.map_every
 
-    def ask_until(self, t_s: float) -> None:
-        """Ask every pending question with time < t_s (all frames up to its time are observed)."""
-        while self.pending and self.pending[0].t_s is not None and self.pending[0].t_s < t_s:
-            self._ask(self.pending.pop(0))
-
     def _ask(self, ask: Ask, at_end: bool = False) -> None:
         seen = [x for x in (self.agent.latest_t, self.last_input_t) if x is not None]
         latest = max(seen) if seen else None
@@ -235,41 +236,62 @@ class Runner:
         if self.logger is not None and self.agent.latest_t is not None:
             self.logger.log_answer(answer, self.agent.memory.as_of(answer.t_s))
 
-    def stream(self, frames: Iterable[Any], total: Optional[int], check: GeometryCheck) -> int:
-        from tqdm import tqdm
+    # -- the model driven by StreamRunner (directme.bench.runner.ModelUnderTest)
+    def observe(self, frame: Any) -> None:
+        self.agent.observe(frame)
+        self.last_input_t = frame.t_s
+        self._after_perception()
+        self._bar.update(1)
+        self._bar.set_postfix(objects=self.n_objects, t=f"{frame.t_s:.1f}s", refresh=False)
 
-        n = 0
+    def ask(self, question: str, t: Optional[float] = None, options: Optional[Sequence[str]] = None) -> Any:
+        return self.agent.ask(question, t=t, options=options)
+
+    def _unseen(self, frames: Iterable[Any], check: GeometryCheck) -> Iterator[Any]:
+        """The frames after those already in a loaded memory, each checked before any question is asked."""
         start = self.agent.latest_t
-        bar = tqdm(total=total, unit="frame", disable=self.args.quiet, file=sys.stderr, dynamic_ncols=True)
-        self.say = print if self.args.quiet else (lambda line: tqdm.write(line, file=sys.stdout))
-        with bar:
-            for frame in frames:
-                if start is not None and frame.t_s <= start:
-                    bar.update(1)
-                    continue
-                check(frame)
-                self.ask_until(frame.t_s)
-                self.agent.observe(frame)
-                self.last_input_t = frame.t_s
-                self._after_perception()
-                n += 1
-                bar.update(1)
-                bar.set_postfix(objects=self.n_objects, t=f"{frame.t_s:.1f}s", refresh=False)
-            if not bar.disable and bar.total is not None and bar.n != bar.total:  # an estimate: end at 100 %
-                bar.total = bar.n
-                bar.refresh()
-            self.agent.flush()
-            self._after_perception()
-        self.say = print
-        return n
+        for frame in frames:
+            if start is not None and frame.t_s <= start:
+                self._bar.update(1)
+                continue
+            check(frame)
+            yield frame
 
-    def finish(self) -> None:
-        while self.pending:
-            self._ask(self.pending.pop(0), at_end=True)
+    def _end_of_stream(self) -> None:
+        bar = self._bar
+        if not bar.disable and bar.total is not None and bar.n != bar.total:  # an estimate: end at 100 %
+            bar.total = bar.n
+            bar.refresh()
+        self.agent.flush()
+        self._after_perception()
+        bar.close()
+        self.say = print
+
+    def run(self, frames: Optional[Iterable[Any]], total: Optional[int], check: GeometryCheck) -> int:
+        """Stream ``frames`` (None: nothing to stream, only the questions to ask), asking each question on
+        time; returns how many frames were observed."""
+        from ..bench.runner import StreamRunner
+
+        stream = StreamRunner(self, () if frames is None else self._unseen(frames, check), fps=None)
+        for ask in self.asks:
+            stream.schedule(float("inf") if ask.t_s is None else ask.t_s,
+                            lambda r, _t, ask=ask: self._ask(ask, at_end=r.stream_ended))
+        if frames is None:
+            stream.run()
+        else:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, unit="frame", disable=self.args.quiet, file=sys.stderr, dynamic_ncols=True)
+            self.say = print if self.args.quiet else (lambda line: tqdm.write(line, file=sys.stdout))
+            try:
+                stream.run(on_end=self._end_of_stream)
+            finally:
+                self._bar.close()
         if self.logger is not None:
             if self.logger.url and sys.stdin.isatty():
                 input(f"rerun: still serving at {self.logger.url}; press Enter to stop ")
             self.logger.close()
+        return stream.frames_observed
 
 
 def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
@@ -281,7 +303,7 @@ def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
         check = "  [correct]" if answer.letter == ask.answer else f"  [wrong; correct: {ask.answer}]"
     lines = [f"[t={answer.t_s:7.1f}s] {ask.text}"]
     if ask.options:
-        lines.append("           options: " + " | ".join(f"{c}. {o}" for c, o in zip("ABCDEFGHIJ", ask.options)))
+        lines.append("           options: " + " | ".join(f"{c}. {o}" for c, o in zip(OPTION_LETTERS, ask.options)))
     lines.append(f"           -> {answer_line(answer)}   confidence {answer.confidence:.2f}{check}")
     for ev in answer.evidence[:4]:
         seen = f" seen {min(ev.times_s):.1f}-{max(ev.times_s):.1f}s" if ev.times_s else ""
@@ -336,14 +358,13 @@ def run(args: argparse.Namespace) -> int:
     asks = collect_questions(args, src.questions if src else ())
     runner = Runner(args, agent, tap, asks)
     t0 = time.perf_counter()
-    n = 0
+    frames, total = None, None
     if src is not None:
         frames = itertools.islice(src.frames, args.max_frames) if args.max_frames else src.frames
         total = min(src.total, args.max_frames or src.total) if src.total else args.max_frames
         print(f"input: {args.input} ({src.kind}); perception: {agent.config.perception.backend}; "
               f"answerer: {agent.config.answerer.name}; {len(asks)} question(s)")
-        n = runner.stream(frames, total, check)
-    runner.finish()
+    n = runner.run(frames, total, check)
     wall = time.perf_counter() - t0
     n_obj = len(agent.memory.as_of(agent.latest_t).objects) if agent.latest_t is not None else 0
     print(f"frames={n} wall_s={wall:.1f} frames_per_s={n / wall if wall > 0 else 0:.2f} objects={n_obj} "

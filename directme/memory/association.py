@@ -22,9 +22,6 @@ from .config import MemoryConfig
 from .map import VoxelSet, coarse_keys, frac_in, trimmed_box
 from .objects import ObjectRecord
 
-RECENT_S = 10.0  # a node seen this recently must match tightly (no drift allowance)
-STRONG = 1.5  # geometric score of a centre within half the match radius
-
 
 @dataclass(eq=False)
 class Obs:
@@ -44,8 +41,8 @@ class Obs:
 
     @staticmethod
     def make(inst: InstanceObservation, label_id: int, points_w: np.ndarray, cfg: MemoryConfig) -> "Obs":
-        vox = VoxelSet.from_points(points_w, cfg.voxel_m)
-        centre, extent = trimmed_box(points_w, cfg.obs_trim)
+        vox = VoxelSet.from_points(points_w, cfg.map.voxel_m)
+        centre, extent = trimmed_box(points_w, cfg.map.obs_trim)
         emb = None
         if inst.embedding is not None:
             e = np.asarray(inst.embedding, dtype=np.float64).ravel()
@@ -70,14 +67,14 @@ def label_agrees(obs: Obs, rec: ObjectRecord, cfg: MemoryConfig) -> Optional[tup
     cos = None
     if obs.embedding is not None and rec.embedding is not None and len(rec.embedding) == len(obs.embedding):
         cos = float(obs.embedding @ rec.embedding)
-        if cos < cfg.embed_min - 0.3:
+        if cos < cfg.association.embed_min - cfg.association.embed_veto_margin:
             return None
     total = sum(rec.votes.values())
     share = rec.votes.get(obs.label_id, 0.0) / total if total > 0 else 0.0
-    mismatch = share < 0.25 and not (cos is not None and cos >= cfg.embed_min)
+    mismatch = share < cfg.association.label_share_min and not (cos is not None and cos >= cfg.association.embed_min)
     if mismatch:
         a, b = float(np.max(obs.extent_m)), max(rec.state.extent_m)
-        if a > 2.0 * b:
+        if a > cfg.association.mismatch_size_ratio * b:
             return None
     return share + (cos if cos is not None else 0.0), mismatch
 
@@ -90,15 +87,15 @@ def geometric_score(obs: Obs, rec: ObjectRecord, t_s: float, cfg: MemoryConfig,
     st = rec.state
     dx = [a - b for a, b in zip(obs.centre_w.tolist(), st.position_w)]
     d = math.sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2])
-    tight = cfg.match_radius_m + 0.125 * max(st.extent_m)
+    tight = cfg.association.match_radius_m + cfg.association.tight_extent_frac * max(st.extent_m)
     if d <= tight:
         return 2.0 - d / tight, False
-    near = d <= 0.5 * (max(st.extent_m) + float(np.max(obs.extent_m))) + 2 * cfg.voxel_m
+    near = d <= 0.5 * (max(st.extent_m) + float(np.max(obs.extent_m))) + 2 * cfg.map.voxel_m
     ov = rec.voxels.overlap(obs.coarse) if near else 0.0
-    if ov >= cfg.overlap_min:
+    if ov >= cfg.association.overlap_min:
         return ov, False
-    if t_s - rec.last_seen_s > RECENT_S and not tentative(rec, cfg):  # a tentative node gets no drift allowance
-        lim = min(cfg.reentry_radius_m + cfg.drift_per_m * walked_m, cfg.max_reentry_m)
+    if t_s - rec.last_seen_s > cfg.association.recent_s and not tentative(rec, cfg):  # a tentative node gets no drift allowance
+        lim = min(cfg.association.reentry_radius_m + cfg.association.drift_per_m * walked_m, cfg.association.max_reentry_m)
         if d <= lim:
             return 2.0 - d / lim, True
     return None
@@ -119,25 +116,25 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
     geo_ok: list[set[int]] = [set() for _ in obs]  # per instance: records it matches geometrically
     for i, o in enumerate(obs):
         tr = tracked[i]
-        live_track = tr is not None and t_s - tr.last_seen_s <= RECENT_S
+        live_track = tr is not None and t_s - tr.last_seen_s <= cfg.association.recent_s
         for rec in nearby[i]:
             sem = label_agrees(o, rec, cfg)
             geo = None if sem is None else geometric_score(o, rec, t_s, cfg, walked(rec))
             kind = "geo"
-            if geo is None and rec is tr and sem is not None and (gap := box_gap(o, rec)) <= cfg.track_jump_m:
+            if geo is None and rec is tr and sem is not None and (gap := box_gap(o, rec)) <= cfg.association.track_jump_m:
                 # the tracked object seen in or beside its box: the same placement; beside it (a shifted view, or
                 # an object being carried in small steps) its points would smear the object: not added
-                geo, kind = (1.0, False), ("geo" if gap <= 2 * cfg.voxel_m else "beside")
+                geo, kind = (1.0, False), ("geo" if gap <= 2 * cfg.map.voxel_m else "beside")
             if geo is None:
                 continue
             score, loose = geo
             if rec is not tr and loose and live_track:
                 continue  # a drift-allowance match does not override a track seen seconds ago
-            if sem[1] and rec is not tr and (loose or score < STRONG or tr is not None):
+            if sem[1] and rec is not tr and (loose or score < cfg.association.strong_score or tr is not None):
                 continue  # another label: the node its track is bound to, or a strong, tight, untracked match
             geo_ok[i].add(rec.index)
-            bonus = 2.0 if rec is tr else 0.0
-            cands.append((score + 0.5 * sem[0] + bonus, i, rec.index, rec, kind))
+            bonus = cfg.association.track_bonus if rec is tr else 0.0
+            cands.append((score + cfg.association.semantic_weight * sem[0] + bonus, i, rec.index, rec, kind))
         if tr is not None and tr.index not in geo_ok[i] and label_agrees(o, tr, cfg) is not None:
             cands.append((0.0, i, tr.index, tr, "far"))
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
@@ -160,15 +157,15 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
 
 def tentative(rec: ObjectRecord, cfg: MemoryConfig) -> bool:
     """Seen in fewer than ``confirm_obs`` frames (possibly a false or confused detection)."""
-    return len(rec.obs_t) < cfg.confirm_obs
+    return len(rec.obs_t) < cfg.association.confirm_obs
 
 
 def covers(obs: Obs, rec: ObjectRecord, geo_ok: bool, cfg: MemoryConfig) -> bool:
     """Is ``rec`` a duplicate of the node ``obs`` matched? A geometric candidate when the instance's
     points overlap it; a tentative node of any label only when the overlap holds both ways."""
-    if not (geo_ok or tentative(rec, cfg)) or rec.voxels.overlap(obs.coarse) < cfg.overlap_min:
+    if not (geo_ok or tentative(rec, cfg)) or rec.voxels.overlap(obs.coarse) < cfg.association.overlap_min:
         return False
-    return geo_ok or frac_in(rec.voxels.coarse(), obs.coarse) >= cfg.overlap_min
+    return geo_ok or frac_in(rec.voxels.coarse(), obs.coarse) >= cfg.association.overlap_min
 
 
 def co_observed(a: ObjectRecord, b: ObjectRecord) -> bool:

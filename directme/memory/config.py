@@ -1,17 +1,34 @@
-"""Parameters of the spatial memory (metres, seconds, pixels; frozen so a memory's behaviour is fixed)."""
+"""Parameters of the spatial memory in sections (metres, seconds, pixels; frozen so a memory's
+behaviour is fixed). Every tuning constant of ``directme.memory`` lives here with a one-line doc;
+why a value was chosen is in docs/memory.md and docs/performance.md."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import warnings
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Optional
 
 from ..errors import InvalidInputError
 
 
-@dataclass(frozen=True)
-class MemoryConfig:
-    """How frames are lifted, objects associated, places clustered and the graph built."""
+def _check(section: object, positive: tuple[str, ...] = (), at_least_one: tuple[str, ...] = (),
+           unit: tuple[str, ...] = ()) -> None:
+    """Range checks shared by the sections: > 0, integers >= 1, and fractions in [0, 1]."""
+    name = type(section).__name__
+    for f in positive:
+        if not float(getattr(section, f)) > 0:
+            raise InvalidInputError(f"{name}.{f} must be > 0, got {getattr(section, f)}")
+    for f in at_least_one:
+        if int(getattr(section, f)) < 1:
+            raise InvalidInputError(f"{name}.{f} must be >= 1, got {getattr(section, f)}")
+    for f in unit:
+        if not 0 <= float(getattr(section, f)) <= 1:
+            raise InvalidInputError(f"{name}.{f} must be in [0, 1], got {getattr(section, f)}")
 
-    # map
+
+@dataclass(frozen=True)
+class MapConfig:
+    """How each frame's instances are lifted into world points and voxels."""
+
     voxel_m: float = 0.05  # voxel size of each object's point set
     max_voxels_per_object: int = 2048  # cap on each object's voxel set (the farthest-from-centre are dropped)
     pixel_stride: int = 4  # back-project every n-th pixel of each mask (rows and columns)
@@ -19,99 +36,247 @@ class MemoryConfig:
     max_depth_m: float = 20.0  # lifted points farther than this are ignored
     position_trim: float = 0.02  # position = centre of the [trim, 1 - trim] quantile box of the voxels
     obs_trim: float = 0.1  # the same for one observation's points (used to associate it)
-
-    # association
-    overlap_min: float = 0.2  # fraction of an instance's voxels inside a node's (dilated) voxels to match
-    match_radius_m: float = 0.15  # centre distance that also counts as a geometric match (+ extent/8)
-    reentry_radius_m: float = 0.6  # larger radius for nodes not seen for 10 s (absorbs pose drift) ...
-    drift_per_m: float = 0.05  # ... growing by this much per metre walked since they were last seen ...
-    max_reentry_m: float = 1.5  # ... up to this (3.0 measured worse: re-entering objects joined another of their class)
-    embed_min: float = 0.8  # cosine similarity at which embeddings agree
-    track_jump_m: float = 0.5  # a tracked object's anchor farther than this from its node is a move candidate
-    move_confirm: int = 2  # consecutive consistent far observations that confirm a new placement
-    confirm_obs: int = 2  # a node seen in fewer frames is tentative: no drift allowance when matching, and an
-    #                       instance of another label that covers it absorbs it (a false or confused detection)
-
-    # relocalisation on remembered landmarks (corrects input pose drift; relocalize.py)
-    relocalize: bool = True
-    reloc_search_m: float = 8.0  # same-label landmarks this close to an instance are candidates ...
-    reloc_base_m: float = 1.0  # ... if their offset is within this + drift_per_m * metres walked since seen
-    reloc_window_s: float = 6.0  # landmark pairs of the frames of the last seconds are pooled
-    reloc_tol_m: float = 0.35  # landmarks the correction brings this close agree with it
-    reloc_min_support: int = 2  # distinct landmarks that must agree on one correction
-    reloc_min_shift_m: float = 0.15  # smaller position changes (and turns under 1 degree) are never applied
-    reloc_max_vertical_m: float = 0.2  # odometry drifts along the floor: a larger vertical offset is a wrong match
-    reloc_big_shift_m: float = 1.5  # a larger correction needs one more agreeing landmark
-    # heading corrections (about the up axis): off by default - with object-centre landmarks from noisy depth
-    # they were measured to add wrong turns (docs/performance.md); enable for precise depth sensors
-    reloc_max_yaw_deg: float = 0.0  # largest heading correction; 0: translation only
-    reloc_min_baseline_m: float = 3.0  # a rotation needs >= 3 agreeing landmarks spanning this distance
-    # heading corrections from the dominant directions of walls and furniture (heading.py; Manhattan world)
-    heading_from_structure: bool = True
-    heading_grid_cols: int = 64  # surface normals on a grid of about this many columns of the depth map
-    heading_min_strength: float = 0.4  # a frame counts when its vertical surfaces agree this well on one direction
-    heading_max_deg: float = 10.0  # ... and its structure is turned by at most this from the reference
-    heading_interval_s: float = 1.0  # at most one frame measured per interval (views a moment apart share a bias)
-    heading_ref_frames: int = 15  # the reference: median structure heading of the first structured frames
-    heading_noise_deg: float = 1.0  # one frame's structure heading error (Kalman measurement noise) ...
-    heading_drift_deg_per_min: float = 1.0  # ... and the odometry heading's random walk (process noise)
-    heading_min_deg: float = 1.0  # the filtered offset is applied when at least this large and this certain
-
-    # keyframes
-    max_keyframes_per_object: int = 4
-    keyframe_min_gap_s: float = 5.0  # keyframes of one object are at least this far apart in time
-    keyframe_min_angle_deg: float = 20.0  # ... or seen from a viewpoint this different
-    keyframe_image_max_side: int = 160  # stored keyframe images are downsampled to this size
-    keyframe_jpeg_quality: int = 80
-
-    # gone detection
-    gone_frames: int = 3  # frames with the object's place in view, unoccluded and empty before it is gone
-    gone_margin_px: int = 8  # the object's centre must project at least this far inside the image
-    gone_depth_tol_m: float = 0.03  # "empty": scene depth there >= object centre depth + tol + rel * depth
-    gone_depth_rel: float = 0.01
-    gone_min_empty: float = 0.6  # fraction of the object's visible, unoccluded points that must be empty
-    gone_min_px: float = 6.0  # the object must project to at least this many pixels across
-
-    # places and graph
-    place_eps_m: float = 2.5  # a wearer position joins the nearest place of its tag within this distance
-    edge_distance_m: float = 1.5  # object-object edges for pairs closer than this
-    edge_knn: int = 3  # ... and to each object's k nearest neighbours
-    up_world: Optional[tuple[float, float, float]] = None  # None: -y axis of the first camera
+    min_cam_depth_m: float = 0.2  # points nearer the camera than this are never projected (carving, gone checks)
 
     def __post_init__(self) -> None:
-        positive = ("voxel_m", "match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "place_eps_m",
-                    "edge_distance_m", "max_depth_m", "reloc_search_m", "reloc_base_m", "reloc_tol_m",
-                    "reloc_window_s", "reloc_min_baseline_m", "reloc_max_vertical_m", "reloc_big_shift_m",
-                    "heading_max_deg", "heading_noise_deg", "heading_drift_deg_per_min")
-        for name in positive:
-            if not float(getattr(self, name)) > 0:
-                raise InvalidInputError(f"MemoryConfig.{name} must be > 0, got {getattr(self, name)}")
-        for name in ("pixel_stride", "max_voxels_per_object", "max_keyframes_per_object", "gone_frames",
-                     "move_confirm", "min_points", "reloc_min_support", "confirm_obs", "heading_grid_cols",
-                     "heading_ref_frames"):
-            if int(getattr(self, name)) < 1:
-                raise InvalidInputError(f"MemoryConfig.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("position_trim", "obs_trim"):
-            if not 0 <= getattr(self, name) < 0.5:
-                raise InvalidInputError(f"MemoryConfig.{name} must be in [0, 0.5), got {getattr(self, name)}")
-        if not 0 <= self.reloc_max_yaw_deg <= 90:
-            raise InvalidInputError(f"MemoryConfig.reloc_max_yaw_deg must be in [0, 90], got {self.reloc_max_yaw_deg}")
-        if not 0 <= self.heading_min_strength <= 1 or self.heading_min_deg < 0:
-            raise InvalidInputError("MemoryConfig.heading_min_strength must be in [0, 1] and heading_min_deg >= 0, "
-                                    f"got {self.heading_min_strength}, {self.heading_min_deg}")
+        _check(self, positive=("voxel_m", "max_depth_m", "min_cam_depth_m"),
+               at_least_one=("pixel_stride", "max_voxels_per_object", "min_points"))
+        for f in ("position_trim", "obs_trim"):
+            if not 0 <= getattr(self, f) < 0.5:
+                raise InvalidInputError(f"MapConfig.{f} must be in [0, 0.5), got {getattr(self, f)}")
+
+
+@dataclass(frozen=True)
+class AssociationConfig:
+    """How an instance is matched to a remembered object, and when an object moved."""
+
+    overlap_min: float = 0.2  # fraction of an instance's voxels inside a node's (dilated) voxels to match
+    match_radius_m: float = 0.15  # centre distance that also counts as a geometric match (+ tight_extent_frac x size)
+    tight_extent_frac: float = 0.125  # share of the node's largest extent added to match_radius_m
+    recent_s: float = 10.0  # a node seen this recently must match tightly (no drift allowance)
+    reentry_radius_m: float = 0.6  # radius for nodes not seen for recent_s (absorbs pose drift) ...
+    drift_per_m: float = 0.05  # ... growing by this much per metre walked since they were last seen ...
+    max_reentry_m: float = 1.5  # ... up to this
+    search_min_m: float = 1.5  # candidates are searched at least this far around an instance
+    strong_score: float = 1.5  # geometric score of a tight match (centre within half the radius) of another label
+    track_bonus: float = 2.0  # score added to the node an instance's tracker id is bound to
+    semantic_weight: float = 0.5  # weight of the label/embedding agreement in a candidate's score
+    embed_min: float = 0.8  # cosine similarity at which embeddings agree
+    embed_veto_margin: float = 0.3  # embeddings below embed_min minus this disagree: never the same object
+    label_share_min: float = 0.25  # the instance's label has less of the node's votes: the labels disagree ...
+    mismatch_size_ratio: float = 2.0  # ... and an instance this many times larger than the node is another object
+    track_jump_m: float = 0.5  # a tracked object's anchor farther than this from its node is a move candidate
+    move_confirm: int = 2  # consecutive consistent far observations that confirm a new placement
+    confirm_obs: int = 2  # a node seen in fewer frames is tentative (no drift allowance; absorbed when covered)
+    ambiguous_m: float = 0.3  # two neighbours this close to equally near: which one a stray node was is unknown
+    carve_min_frac: float = 0.5  # carving needs at least this share of the node's voxels in view seen through
+
+    def __post_init__(self) -> None:
+        _check(self, positive=("match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "recent_s",
+                               "search_min_m", "mismatch_size_ratio", "ambiguous_m"),
+               at_least_one=("move_confirm", "confirm_obs"),
+               unit=("overlap_min", "label_share_min", "carve_min_frac", "tight_extent_frac"))
+
+
+@dataclass(frozen=True)
+class RelocalisationConfig:
+    """Correcting input pose drift on remembered landmarks (relocalize.py)."""
+
+    enabled: bool = True  # relocalise at all
+    search_m: float = 8.0  # same-label landmarks this close to an instance are candidates ...
+    base_m: float = 1.0  # ... if their offset is within this + association.drift_per_m x metres walked since seen
+    window_s: float = 6.0  # landmark pairs of the frames of the last seconds are pooled
+    tol_m: float = 0.35  # landmarks the correction brings this close agree with it
+    min_support: int = 2  # distinct landmarks that must agree on one correction
+    min_shift_m: float = 0.15  # smaller position changes (and turns under min_yaw_deg) are never applied
+    max_vertical_m: float = 0.2  # odometry drifts along the floor: a larger vertical offset is a wrong match
+    big_shift_m: float = 1.5  # a larger correction needs one more agreeing landmark
+    max_yaw_deg: float = 0.0  # largest heading correction from landmarks; 0: translation only (noisy centres)
+    min_baseline_m: float = 3.0  # a rotation needs >= 3 agreeing landmarks spanning this distance
+    min_yaw_deg: float = 1.0  # smaller rotations are noise, never applied on their own
+    recent_s: float = 10.0  # landmarks seen this recently carry no drift information (they drift with the wearer)
+    max_extent_m: float = 2.5  # larger objects are rarely seen whole: their instance centre is a poor landmark
+    visit_min_obs: int = 3  # a landmark seen again a moment ago counts when seen in this many frames before
+    hypothesis_step_m: float = 0.05  # translation hypotheses closer than this are one
+
+    def __post_init__(self) -> None:
+        _check(self, positive=("search_m", "base_m", "tol_m", "window_s", "min_baseline_m", "max_vertical_m",
+                               "big_shift_m", "recent_s", "max_extent_m", "hypothesis_step_m"),
+               at_least_one=("min_support", "visit_min_obs"))
+        if not 0 <= self.max_yaw_deg <= 90:
+            raise InvalidInputError(f"RelocalisationConfig.max_yaw_deg must be in [0, 90], got {self.max_yaw_deg}")
+
+
+@dataclass(frozen=True)
+class HeadingConfig:
+    """Heading drift corrected from the dominant directions of walls and furniture (heading.py)."""
+
+    enabled: bool = True  # correct the heading from the scene's structure
+    grid_cols: int = 64  # surface normals on a grid of about this many columns of the depth map
+    min_strength: float = 0.4  # a frame counts when its vertical surfaces agree this well on one direction
+    max_deg: float = 10.0  # ... and its structure is turned by at most this from the reference
+    interval_s: float = 1.0  # at most one frame measured per interval (views a moment apart share a bias)
+    ref_frames: int = 15  # the reference: median structure heading of the first structured frames
+    noise_deg: float = 1.0  # one frame's structure heading error (Kalman measurement noise) ...
+    drift_deg_per_min: float = 1.0  # ... and the odometry heading's random walk (process noise)
+    min_deg: float = 1.0  # the filtered offset is applied when at least this large and this certain
+    vertical_max_cos: float = 0.25  # a normal with |n . up| below this is on a vertical surface
+    up_refine_max_deg: float = 30.0  # normals this close to the given up are floor / table / ceiling normals
+
+    def __post_init__(self) -> None:
+        _check(self, positive=("max_deg", "noise_deg", "drift_deg_per_min", "up_refine_max_deg"),
+               at_least_one=("grid_cols", "ref_frames"), unit=("min_strength", "vertical_max_cos"))
+        if self.min_deg < 0:
+            raise InvalidInputError(f"HeadingConfig.min_deg must be >= 0, got {self.min_deg}")
+
+
+@dataclass(frozen=True)
+class KeyframeConfig:
+    """Which frames are kept as an object's keyframes, and how their images are stored."""
+
+    max_per_object: int = 4  # live keyframes per object
+    min_gap_s: float = 5.0  # keyframes of one object are at least this far apart in time ...
+    min_angle_deg: float = 20.0  # ... or seen from a viewpoint this different
+    image_max_side: int = 160  # stored keyframe images are downsampled to this size
+    jpeg_quality: int = 80  # JPEG quality of the stored images
+    max_log: int = 64  # keyframe changes logged per object; after that the set is kept as it is
+
+    def __post_init__(self) -> None:
+        _check(self, at_least_one=("max_per_object", "image_max_side", "max_log"))
+        if not 1 <= self.jpeg_quality <= 100:
+            raise InvalidInputError(f"KeyframeConfig.jpeg_quality must be in [1, 100], got {self.jpeg_quality}")
+
+
+@dataclass(frozen=True)
+class GoneConfig:
+    """When an object counts as gone: its place seen empty (memory), or views that should have shown it."""
+
+    frames: int = 3  # frames with the object's place in view, unoccluded and empty before it is gone
+    margin_px: int = 8  # the object's centre must project at least this far inside the image
+    depth_tol_m: float = 0.03  # "empty": scene depth there >= object centre depth + tol + rel * depth
+    depth_rel: float = 0.01  # the relative part of that tolerance
+    min_empty: float = 0.6  # fraction of the object's visible, unoccluded points that must be empty
+    min_px: float = 6.0  # the object must project to at least this many pixels across
+    view_half_fov_deg: tuple[float, float] = (25.0, 18.0)  # a missed view: centre within this cone (and the image)
+    view_range_m: tuple[float, float] = (0.8, 4.5)  # ... at a depth in this range, the wearer in its room
+
+    def __post_init__(self) -> None:
+        _check(self, positive=("depth_tol_m", "min_px"), at_least_one=("frames",), unit=("min_empty",))
+        if len(self.view_half_fov_deg) != 2 or not all(0 < v < 90 for v in self.view_half_fov_deg):
+            raise InvalidInputError(f"GoneConfig.view_half_fov_deg must be two angles in (0, 90), got "
+                                    f"{self.view_half_fov_deg}")
+        lo, hi = self.view_range_m
+        if not 0 <= lo < hi:
+            raise InvalidInputError(f"GoneConfig.view_range_m must be (near, far) with 0 <= near < far, got "
+                                    f"{self.view_range_m}")
+
+
+@dataclass(frozen=True)
+class PlacesConfig:
+    """Places (clusters of the wearer's positions per scene tag) and the scene graph's edges."""
+
+    eps_m: float = 2.5  # a wearer position joins the nearest place of its tag within this distance
+    edge_distance_m: float = 1.5  # object-object edges for pairs closer than this
+    edge_knn: int = 3  # ... and to each object's k nearest neighbours
+
+    def __post_init__(self) -> None:
+        _check(self, positive=("eps_m", "edge_distance_m"))
+        if self.edge_knn < 0:
+            raise InvalidInputError(f"PlacesConfig.edge_knn must be >= 0, got {self.edge_knn}")
+
+
+_SECTIONS = {"map": MapConfig, "association": AssociationConfig, "relocalisation": RelocalisationConfig,
+             "heading": HeadingConfig, "keyframes": KeyframeConfig, "gone": GoneConfig, "places": PlacesConfig}
+
+# flat keys of the format before the sections (saved configs and old code): key -> (section, field)
+_FLAT: dict[str, tuple[str, str]] = {
+    **{k: ("map", k) for k in ("voxel_m", "max_voxels_per_object", "pixel_stride", "min_points", "max_depth_m",
+                               "position_trim", "obs_trim")},
+    **{k: ("association", k) for k in ("overlap_min", "match_radius_m", "reentry_radius_m", "drift_per_m",
+                                       "max_reentry_m", "embed_min", "track_jump_m", "move_confirm", "confirm_obs")},
+    "relocalize": ("relocalisation", "enabled"),
+    **{f"reloc_{k}": ("relocalisation", k) for k in ("search_m", "base_m", "window_s", "tol_m", "min_support",
+                                                     "min_shift_m", "max_vertical_m", "big_shift_m", "max_yaw_deg",
+                                                     "min_baseline_m")},
+    "heading_from_structure": ("heading", "enabled"),
+    **{f"heading_{k}": ("heading", k) for k in ("grid_cols", "min_strength", "max_deg", "interval_s", "ref_frames",
+                                                "noise_deg", "drift_deg_per_min", "min_deg")},
+    "max_keyframes_per_object": ("keyframes", "max_per_object"),
+    **{f"keyframe_{k}": ("keyframes", k) for k in ("min_gap_s", "min_angle_deg", "image_max_side", "jpeg_quality")},
+    **{f"gone_{k}": ("gone", k) for k in ("frames", "margin_px", "depth_tol_m", "depth_rel", "min_empty", "min_px")},
+    "place_eps_m": ("places", "eps_m"), "edge_distance_m": ("places", "edge_distance_m"),
+    "edge_knn": ("places", "edge_knn"),
+}
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """How frames are lifted, objects associated and found gone, drift corrected, places clustered and the
+    graph built; one section per concern."""
+
+    map: MapConfig = field(default_factory=MapConfig)
+    association: AssociationConfig = field(default_factory=AssociationConfig)
+    relocalisation: RelocalisationConfig = field(default_factory=RelocalisationConfig)
+    heading: HeadingConfig = field(default_factory=HeadingConfig)
+    keyframes: KeyframeConfig = field(default_factory=KeyframeConfig)
+    gone: GoneConfig = field(default_factory=GoneConfig)
+    places: PlacesConfig = field(default_factory=PlacesConfig)
+    up_world: Optional[tuple[float, float, float]] = None  # world up; None: -y axis of the first camera
+
+    def __post_init__(self) -> None:
+        for name, cls in _SECTIONS.items():
+            if not isinstance(getattr(self, name), cls):
+                raise InvalidInputError(f"MemoryConfig.{name} must be a {cls.__name__}, got "
+                                        f"{type(getattr(self, name)).__name__}")
         if self.up_world is not None and len(self.up_world) != 3:
             raise InvalidInputError(f"MemoryConfig.up_world must be 3 numbers or None, got {self.up_world}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def replace(self, **dotted: Any) -> "MemoryConfig":
+        """A copy with fields changed, named ``section__field`` (or ``up_world``)."""
+        d = self.to_dict()
+        for key, value in dotted.items():
+            section, _, name = key.partition("__")
+            if not name:
+                d[section] = value
+            else:
+                d.setdefault(section, {})[name] = value
+        return MemoryConfig.from_dict(d)
+
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> "MemoryConfig":
-        known = set(MemoryConfig.__dataclass_fields__)
-        unknown = set(d) - known
-        if unknown:
-            raise InvalidInputError(f"unknown MemoryConfig fields {sorted(unknown)}; known: {sorted(known)}")
-        kw = dict(d)
-        if kw.get("up_world") is not None:
-            kw["up_world"] = tuple(float(v) for v in kw["up_world"])
+        """From ``{"association": {...}, ..., "up_world": ...}``. Flat keys of the older format (for example
+        ``relocalize`` or ``voxel_m`` in a saved agent) are read with a DeprecationWarning naming the new key."""
+        nested: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
+        up = d.get("up_world")
+        old = []
+        for key, value in d.items():
+            if key == "up_world":
+                continue
+            if key in _SECTIONS:
+                if not isinstance(value, Mapping):
+                    raise InvalidInputError(f"MemoryConfig.{key} must be a mapping of its fields, got {value!r}")
+                nested[key].update(value)
+            elif key in _FLAT:
+                section, name = _FLAT[key]
+                nested[section][name] = value
+                old.append(f"{key} -> {section}.{name}")
+            else:
+                raise InvalidInputError(f"unknown MemoryConfig key {key!r}; sections: {sorted(_SECTIONS)} and "
+                                        "up_world (docs/memory.md lists every field)")
+        if old:
+            warnings.warn("MemoryConfig: flat keys are deprecated, use the sections: " + ", ".join(old),
+                          DeprecationWarning, stacklevel=2)
+        kw: dict[str, Any] = {}
+        for name, cls in _SECTIONS.items():
+            known = {f.name for f in fields(cls)}
+            unknown = set(nested[name]) - known
+            if unknown:
+                raise InvalidInputError(f"unknown MemoryConfig.{name} fields {sorted(unknown)}; known: {sorted(known)}")
+            values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in nested[name].items()}
+            kw[name] = cls(**values)
+        if up is not None:
+            kw["up_world"] = tuple(float(v) for v in up)
         return MemoryConfig(**kw)

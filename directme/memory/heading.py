@@ -1,6 +1,6 @@
 """Heading drift from the scene's structure: the dominant directions of walls and furniture sides.
 
-Odometry heading wanders (a random walk of about a degree a minute for visual odometry); every later
+Odometry heading wanders (a slow random walk for visual odometry); every later
 step is then walked in a slightly wrong direction, so position drift grows with the heading error times
 the distance walked, and "on your left" turns into "in front of you". Landmark relocalisation
 (relocalize.py) fixes position from remembered objects; a heading from object centres measured over a
@@ -14,32 +14,27 @@ averaged), give the structure's heading in the memory's world frame. The first f
 ``e`` means the wearer's heading is off by ``e``, and the memory turns its correction by ``-e`` about
 the vertical through the wearer (positions already walked are kept; the following steps go the right way).
 
-Guards: at most one frame per ``heading_interval_s`` is measured (views a moment apart share their
-bias); a frame counts only when its vertical-surface normals agree on one direction
-(``heading_min_strength``) and its offset from the reference is small (``heading_max_deg``: a room built
-at another angle, or a frame of clutter, is not drift). The reference is the wrap-safe median of the
-first ``heading_ref_frames`` structured frames. Offsets feed a scalar Kalman filter (measurement noise
-``heading_noise_deg``, random-walk process noise ``heading_drift_deg_per_min``; innovations clipped at 3
-sigma), and its offset is applied once it is at least ``heading_min_deg`` and known to better than that.
-In a scene without a dominant structure nothing is ever applied. Real RGB-D (7-Scenes redkitchen,
-ground-truth poses, the 1,000 Kinect frames resampled to 1 fps): the per-frame structure heading stays
-within 6.5 degrees of its median, and the tracker turns those exact poses by under 2 degrees (tests/test_memory_heading.py).
+Guards (settings in ``MemoryConfig.heading``): at most one frame per ``interval_s`` is measured (views
+a moment apart share their bias); a frame counts only when its vertical-surface normals agree on one
+direction (``min_strength``) and its offset from the reference is small (``max_deg``: a room built at
+another angle, or a frame of clutter, is not drift). The reference is the wrap-safe median of the first
+``ref_frames`` structured frames. Offsets feed a scalar Kalman filter (measurement noise ``noise_deg``,
+random-walk process noise ``drift_deg_per_min``; innovations clipped at 3 sigma), and its offset is
+applied once it is at least ``min_deg`` and known to better than that. In a scene without a dominant
+structure nothing is ever applied. How it behaves on real RGB-D is in docs/memory.md and
+docs/performance.md.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 
 from ..geometry import Intrinsics, ground_basis
 
-if TYPE_CHECKING:
-    from .config import MemoryConfig
-
-VERTICAL_SURFACE_MAX_COS = 0.25  # a normal this close to horizontal (|n . up| below) is on a vertical surface
-UP_REFINE_MAX_DEG = 30.0  # normals this close to the given up are taken as floor/table/ceiling normals
+from .config import HeadingConfig, MemoryConfig
 
 
 def _wrap_quarter(a: float) -> float:
@@ -81,11 +76,11 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
     return n @ np.asarray(R_world_cam, dtype=np.float64).T
 
 
-def refine_up(normals_w: np.ndarray, up: np.ndarray, cones_deg: tuple = (UP_REFINE_MAX_DEG, 15.0, 8.0, 4.0, 2.0)) -> np.ndarray:
+def refine_up(normals_w: np.ndarray, up: np.ndarray, max_cone_deg: float = HeadingConfig.up_refine_max_deg) -> np.ndarray:
     """The vertical from horizontal surfaces (floor, tables, ceiling): the mean of the normals within a cone
     about ``up``, narrowed step by step (slanted normals at edges would bias a wide cone)."""
     up = np.asarray(up, dtype=np.float64) / np.linalg.norm(up)
-    for cone in cones_deg:
+    for cone in (max_cone_deg, 15.0, 8.0, 4.0, 2.0):
         c = normals_w @ up
         sel = np.abs(c) > math.cos(math.radians(cone))
         if sel.sum() < 50:
@@ -104,9 +99,10 @@ class StructureHeading:
     n_normals: int
 
 
-def dominant_heading(normals_w: np.ndarray, up: np.ndarray, min_normals: int = 100) -> Optional[StructureHeading]:
+def dominant_heading(normals_w: np.ndarray, up: np.ndarray, min_normals: int = 100,
+                     vertical_max_cos: float = HeadingConfig.vertical_max_cos) -> Optional[StructureHeading]:
     """The structure heading of ``normals_w`` (None when fewer than ``min_normals`` lie on vertical surfaces)."""
-    nw = normals_w[np.abs(normals_w @ up) < VERTICAL_SURFACE_MAX_COS]
+    nw = normals_w[np.abs(normals_w @ up) < vertical_max_cos]
     if len(nw) < min_normals:
         return None
     B = ground_basis(up)
@@ -128,26 +124,26 @@ class HeadingTracker:
     filter_t_s: Optional[float] = None  # last frame the filter took
 
     def observe(self, depth_m: np.ndarray, intrinsics: Intrinsics, T_world_cam: np.ndarray, t_s: float,
-                up_hint: np.ndarray, up_given: bool, cfg: "MemoryConfig") -> Optional[float]:
+                up_hint: np.ndarray, up_given: bool, cfg: MemoryConfig) -> Optional[float]:
         """Measure one frame (pose in the memory frame); returns the heading correction (radians about
         ``self.up``) to apply now, or None."""
-        if self.last_t_s is not None and t_s - self.last_t_s < cfg.heading_interval_s:
+        if self.last_t_s is not None and t_s - self.last_t_s < cfg.heading.interval_s:
             return None  # a frame's bias depends on what is in view: frames a moment apart repeat it
-        normals = surface_normals_w(depth_m, intrinsics, T_world_cam[:3, :3], cfg.heading_grid_cols)
+        normals = surface_normals_w(depth_m, intrinsics, T_world_cam[:3, :3], cfg.heading.grid_cols)
         if len(normals) == 0:
             return None
         if self.up is None:
             self.up = np.asarray(up_hint, dtype=np.float64) / np.linalg.norm(up_hint)
             if not up_given:
-                self.up = refine_up(normals, self.up)
-        h = dominant_heading(normals, self.up)
-        if h is None or h.strength < cfg.heading_min_strength:
+                self.up = refine_up(normals, self.up, cfg.heading.up_refine_max_deg)
+        h = dominant_heading(normals, self.up, vertical_max_cos=cfg.heading.vertical_max_cos)
+        if h is None or h.strength < cfg.heading.min_strength:
             return None
         self.last_t_s = t_s
-        r = math.radians(cfg.heading_noise_deg) ** 2
+        r = math.radians(cfg.heading.noise_deg) ** 2
         if self.ref_rad is None:
             self.ref_samples.append(h.angle_rad)
-            if len(self.ref_samples) >= cfg.heading_ref_frames:  # median on the 4x circle (robust, wrap-safe)
+            if len(self.ref_samples) >= cfg.heading.ref_frames:  # median on the 4x circle (robust, wrap-safe)
                 a = np.asarray(self.ref_samples)
                 centre = float(np.angle(np.exp(4j * a).mean())) / 4
                 self.ref_rad = _wrap_quarter(centre + float(np.median([_wrap_quarter(x - centre) for x in a])))
@@ -155,9 +151,9 @@ class HeadingTracker:
                 self.offset_rad, self.var_rad2, self.filter_t_s = 0.0, r / len(a), t_s
             return None
         off = _wrap_quarter(h.angle_rad - self.ref_rad)
-        if abs(off) > math.radians(cfg.heading_max_deg):
+        if abs(off) > math.radians(cfg.heading.max_deg):
             return None
-        q = math.radians(cfg.heading_drift_deg_per_min) ** 2 / 60.0  # random-walk variance per second
+        q = math.radians(cfg.heading.drift_deg_per_min) ** 2 / 60.0  # random-walk variance per second
         self.var_rad2 += q * max(t_s - self.filter_t_s, 0.0)
         s = math.sqrt(self.var_rad2 + r)
         innov = min(max(off - self.offset_rad, -3 * s), 3 * s)  # clipped: one wild frame moves it little
@@ -165,8 +161,8 @@ class HeadingTracker:
         self.offset_rad += k * innov
         self.var_rad2 *= 1 - k
         self.filter_t_s = t_s
-        if math.sqrt(self.var_rad2) > math.radians(cfg.heading_min_deg) or \
-                abs(self.offset_rad) < math.radians(cfg.heading_min_deg):
+        if math.sqrt(self.var_rad2) > math.radians(cfg.heading.min_deg) or \
+                abs(self.offset_rad) < math.radians(cfg.heading.min_deg):
             return None  # not sure enough yet, or too small to matter
         return -self.offset_rad
 

@@ -3,24 +3,22 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 
 from ..errors import InvalidInputError
 from ..geometry import default_up_world
 from ..types import Frame, FramePerception
+from .config import MemoryConfig
 from .association import Match, Obs, co_observed, tentative
 from .keyframes import consider_keyframe, visibility_score
 from .map import FrameLift, VoxelSet, trimmed_box
+from .object_store import ObjectStore
 from .objects import ObjectRecord
 from .snapshot import KeyframeRef
 
-if TYPE_CHECKING:
-    from .store import SpatialMemory
-
 log = logging.getLogger("directme.memory")
-AMBIGUOUS_M = 0.3  # two neighbours' surfaces this close to equally near: which one a stray node was is unknown
 
 
 def validate(fp: FramePerception, latest_t_s: float) -> None:
@@ -42,19 +40,19 @@ def validate(fp: FramePerception, latest_t_s: float) -> None:
                                 "check the depth backend output or drop the frame")
 
 
-def lift_instances(fp: FramePerception, mem: "SpatialMemory") -> list[Obs]:
+def lift_instances(fp: FramePerception, objs: ObjectStore, up_world: Optional[np.ndarray]) -> list[Obs]:
     """World points of each instance (strided); instances with too few valid points are skipped."""
-    cfg, f = mem.cfg, fp.frame
-    lift = FrameLift.compute(f.depth_m, f.intrinsics, f.T_world_cam, cfg.pixel_stride, cfg.max_depth_m)
-    up = mem.up_world if mem.up_world is not None else default_up_world(f.T_world_cam)
+    cfg, f = objs.cfg, fp.frame
+    lift = FrameLift.compute(f.depth_m, f.intrinsics, f.T_world_cam, cfg.map.pixel_stride, cfg.map.max_depth_m)
+    up = up_world if up_world is not None else default_up_world(f.T_world_cam)
     out = []
     for inst in fp.instances:
         pts = lift.instance_points(inst.mask, up)
-        if len(pts) < cfg.min_points:
+        if len(pts) < cfg.map.min_points:
             log.debug("frame %d t=%.3fs: instance %d (%s) skipped: %d valid points < min_points=%d",
-                      f.index, f.t_s, inst.track_id, inst.label, len(pts), cfg.min_points)
+                      f.index, f.t_s, inst.track_id, inst.label, len(pts), cfg.map.min_points)
             continue
-        out.append(Obs.make(inst, mem.label_id(inst.label), pts, cfg))
+        out.append(Obs.make(inst, objs.label_id(inst.label), pts, cfg))
     return out
 
 
@@ -63,196 +61,196 @@ def _box(mask: np.ndarray) -> tuple[float, float, float, float]:
     return (float(cols[0]), float(rows[0]), float(cols[-1] + 1), float(rows[-1] + 1))
 
 
-def refresh_shape(rec: ObjectRecord, mem: "SpatialMemory", t_s: float, **changes) -> None:
+def refresh_shape(rec: ObjectRecord, objs: ObjectStore, t_s: float, **changes) -> None:
     """Recompute position and extent from the voxels (and the label from the votes)."""
-    centre, extent = trimmed_box(rec.voxels.points(), mem.cfg.position_trim)
+    centre, extent = trimmed_box(rec.voxels.points(), objs.cfg.map.position_trim)
     rec.set_state(t_s, position_w=centre, extent_m=extent, label_id=rec.label_id_from_votes(), **changes)
-    mem.sync(rec)
+    objs.sync(rec)
 
 
-def apply_match(m: Match, fp: FramePerception, frame_pos: int, mem: "SpatialMemory") -> ObjectRecord:
-    cfg, t, o = mem.cfg, fp.t_s, m.obs
+def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore) -> ObjectRecord:
+    cfg, t, o = objs.cfg, fp.t_s, m.obs
     rec = m.record
     if rec is None:
-        rec = mem.new_record()
+        rec = objs.new_record()
         rec.placements_s.append(t)
     rec.add_observation(t, frame_pos, o.label_id, o.inst.score)
     if o.embedding is not None:
         e = o.embedding if rec.embedding is None else rec.embedding + o.embedding
         rec.embedding = e / max(np.linalg.norm(e), 1e-12)
-    mem.track_map[o.inst.track_id] = rec.index
+    objs.track_map[o.inst.track_id] = rec.index
     rec.misses, rec.first_miss_s = 0, math.inf
     if m.far:
-        _pending_move(rec, o, mem, t)
+        _pending_move(rec, o, objs, t)
     else:
         rec.pending, rec.pending_voxels = [], VoxelSet()
-        carved = carve(rec, o, fp, mem)
+        carved = carve(rec, o, fp, objs)
         # a view beside the node adds its points only once the old place is seen through (then it is where it is)
-        added = (carved or not m.beside) and rec.voxels.add(o.voxels, cfg.max_voxels_per_object)
+        added = (carved or not m.beside) and rec.voxels.add(o.voxels, cfg.map.max_voxels_per_object)
         grew = added or carved
         if not rec.states:
             rec.set_state(t, first_seen_s=t)
         if grew:
-            refresh_shape(rec, mem, t, present=True, gone_since_s=math.nan)
+            refresh_shape(rec, objs, t, present=True, gone_since_s=math.nan)
         else:
             rec.set_state(t, present=True, gone_since_s=math.nan, label_id=rec.label_id_from_votes())
-            if not mem.live_present[rec.index]:
-                mem.sync(rec)
+            if not objs.live_present[rec.index]:
+                objs.sync(rec)
         if not carved:
             rec.moving = False
-        elif not rec.moving and np.linalg.norm(rec.position - rec.placement_origin()) > cfg.track_jump_m:
+        elif not rec.moving and np.linalg.norm(rec.position - rec.placement_origin()) > cfg.association.track_jump_m:
             rec.placements_s.append(t)  # carried in view: one new placement, following it until it rests
             rec.set_state(t, placement=len(rec.placements_s) - 1)
             rec.moving = True
     if not m.far:
-        _keyframe(rec, o, fp, mem)
+        _keyframe(rec, o, fp, frame_pos, objs)
     return rec
 
 
-def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, mem: "SpatialMemory") -> bool:
+def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> bool:
     """Drop the object's voxels this frame sees through - projected outside the instance's mask onto
     scene depth clearly farther than them (free space: the object is not, or no longer, there: the place
     it was carried from, a view shifted by pose drift) - when they are at least half of its voxels in
     view (a rim seen through because of mask or depth noise drops nothing). Returns whether any was."""
-    cfg = mem.cfg
+    cfg = objs.cfg
     if not len(rec.voxels):
         return False
-    idx, ui, vi, zi, d = _scene_depth_at(rec.voxels.pts, fp.frame, 0)
+    idx, ui, vi, zi, d = _scene_depth_at(rec.voxels.pts, fp.frame, 0, cfg.map.min_cam_depth_m)
     if not len(idx):
         return False
     through = ~o.inst.mask[vi, ui] & np.isfinite(d) & (d > zi + _depth_tol(zi, cfg))
-    if through.sum() < max(3, 0.5 * len(idx)):
+    if through.sum() < max(3, cfg.association.carve_min_frac * len(idx)):
         return False
     rec.voxels.remove(idx[through])
     return True
 
 
-def _scene_depth_at(pts_w: np.ndarray, f: Frame, margin_px: int) -> tuple[np.ndarray, ...]:
+def _scene_depth_at(pts_w: np.ndarray, f: Frame, margin_px: int, min_z_m: float) -> tuple[np.ndarray, ...]:
     """World points projected into the frame: (indices of those in front of the camera and at least
-    ``margin_px`` inside the image, their pixel columns and rows, their depth, the scene depth there)."""
+    ``margin_px`` inside the image and ``min_z_m`` in front, their pixel columns and rows, their depth, the scene depth there)."""
     K, T = f.intrinsics, f.T_world_cam
     uv, z = K.project((pts_w.astype(np.float64) - T.t) @ T.R)
     u, v = np.round(uv[:, 0]), np.round(uv[:, 1])  # pixel centres at integer coordinates
-    idx = np.flatnonzero((z > 0.2) & (u >= margin_px) & (u < K.width - margin_px) & (v >= margin_px)
+    idx = np.flatnonzero((z > min_z_m) & (u >= margin_px) & (u < K.width - margin_px) & (v >= margin_px)
                          & (v < K.height - margin_px))
     ui, vi = u[idx].astype(int), v[idx].astype(int)
     return idx, ui, vi, z[idx], f.depth_m[vi, ui]
 
 
-def _depth_tol(z: np.ndarray, cfg) -> np.ndarray:
+def _depth_tol(z: np.ndarray, cfg: MemoryConfig) -> np.ndarray:
     """How much farther than a point the scene must be for the point's place to count as seen through."""
-    return cfg.gone_depth_tol_m + cfg.gone_depth_rel * z
+    return cfg.gone.depth_tol_m + cfg.gone.depth_rel * z
 
 
-def _pending_move(rec: ObjectRecord, o: Obs, mem: "SpatialMemory", t: float) -> None:
-    cfg = mem.cfg
-    if rec.pending and np.linalg.norm(rec.pending[-1][1] - o.centre_w) > cfg.track_jump_m / 2:
+def _pending_move(rec: ObjectRecord, o: Obs, objs: ObjectStore, t: float) -> None:
+    cfg = objs.cfg
+    if rec.pending and np.linalg.norm(rec.pending[-1][1] - o.centre_w) > cfg.association.track_jump_m / 2:
         rec.pending, rec.pending_voxels = [], VoxelSet()
     rec.pending.append((t, o.centre_w))
-    rec.pending_voxels.add(o.voxels, cfg.max_voxels_per_object)
-    if len(rec.pending) >= cfg.move_confirm:
+    rec.pending_voxels.add(o.voxels, cfg.map.max_voxels_per_object)
+    if len(rec.pending) >= cfg.association.move_confirm:
         start = rec.pending[0][0]
         rec.voxels, rec.pending, rec.pending_voxels = rec.pending_voxels, [], VoxelSet()
         rec.placements_s.append(start)
-        refresh_shape(rec, mem, t, placement=len(rec.placements_s) - 1, present=True, gone_since_s=math.nan)
+        refresh_shape(rec, objs, t, placement=len(rec.placements_s) - 1, present=True, gone_since_s=math.nan)
 
 
-def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, mem: "SpatialMemory") -> None:
+def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, objs: ObjectStore) -> None:
     f = fp.frame
-    gap = mem.cfg.keyframe_min_gap_s
+    gap = objs.cfg.keyframes.min_gap_s
     if any(abs(f.t_s - k.ref.t_s) < gap for k in rec.keyframes if k.removed_s == math.inf):
         return
     box = o.inst.box_xyxy if o.inst.box_xyxy is not None else _box(o.inst.mask)
-    ref = KeyframeRef(f.t_s, mem.frame_index_of(f), tuple(float(v) for v in box),
+    ref = KeyframeRef(f.t_s, (int(f.index) if f.index >= 0 else frame_pos), tuple(float(v) for v in box),
                       visibility_score(o.inst.mask, o.inst.score))
     view = f.T_world_cam.t - rec.position
     view = view / max(np.linalg.norm(view), 1e-9)
-    changed = consider_keyframe(rec, ref, view, mem.cfg)
+    changed = consider_keyframe(rec, ref, view, objs.cfg)
     if changed:
-        mem.images.acquire(ref.frame_index, f.rgb)
+        objs.images.acquire(ref.frame_index, f.rgb)
         for victim in changed[1:]:
-            mem.images.release(victim.ref.frame_index)
+            objs.images.release(victim.ref.frame_index)
 
 
-def merge(keep: ObjectRecord, gone: ObjectRecord, mem: "SpatialMemory", t: float, with_voxels: bool = True) -> None:
+def merge(keep: ObjectRecord, gone: ObjectRecord, objs: ObjectStore, t: float, with_voxels: bool = True) -> None:
     """Fold ``gone`` into ``keep`` from time t on (both histories stay readable before t); ``with_voxels``
     False when ``gone``'s points were misplaced (its place was seen empty)."""
     gone.merged_into = (t, keep)
     keep.merges.append((t, gone))
     if with_voxels:
-        keep.voxels.add(gone.voxels, mem.cfg.max_voxels_per_object)
+        keep.voxels.add(gone.voxels, objs.cfg.map.max_voxels_per_object)
     for k, w in gone.votes.items():
         keep.votes[k] = keep.votes.get(k, 0.0) + w
     for kf in gone.live_keyframes():
         kf.removed_s = t
-        mem.images.release(kf.ref.frame_index)
+        objs.images.release(kf.ref.frame_index)
     keep.set_state(t, n_obs_offset=keep.state.n_obs_offset + gone.n_obs_live(),
                    first_seen_s=min(keep.state.first_seen_s, gone.state.first_seen_s))
-    for tid, idx in list(mem.track_map.items()):
+    for tid, idx in list(objs.track_map.items()):
         if idx == gone.index:
-            mem.track_map[tid] = keep.index
-    mem.retire(gone)
-    refresh_shape(keep, mem, t)
+            objs.track_map[tid] = keep.index
+    objs.retire(gone)
+    refresh_shape(keep, objs, t)
 
 
-def check_gone(fp: FramePerception, seen: set[int], mem: "SpatialMemory") -> None:
+def check_gone(fp: FramePerception, seen: set[int], objs: ObjectStore) -> None:
     """Count frames in which a present, unseen object's place is in view and seen empty.
 
     Some of the object's points are projected into the frame: a point is occluded when the scene is
     nearer than it, empty when the scene is clearly farther (we look through where it was). The frame
     counts as a miss when most visible, unoccluded points are empty.
     """
-    cfg, f = mem.cfg, fp.frame
-    idx = np.flatnonzero(mem.live_present[: mem.n_records])
-    idx = [i for i in idx.tolist() if i not in seen and not mem.records[i].pending]
+    cfg, f = objs.cfg, fp.frame
+    idx = np.flatnonzero(objs.live_present[: objs.n_records])
+    idx = [i for i in idx.tolist() if i not in seen and not objs.records[i].pending]
     if not idx:
         return
     K, T = f.intrinsics, f.T_world_cam
-    c_cam = (mem.live_pos[idx] - T.t) @ T.R
+    c_cam = (objs.live_pos[idx] - T.t) @ T.R
     z_c = np.maximum(c_cam[:, 2], 1e-6)
-    size_px = mem.live_size[idx] * K.fx / z_c
+    size_px = objs.live_size[idx] * K.fx / z_c
     u_c, v_c = K.fx * c_cam[:, 0] / z_c + K.cx, K.fy * c_cam[:, 1] / z_c + K.cy
-    in_view = (c_cam[:, 2] > 0.2) & (size_px >= cfg.gone_min_px) & (u_c > -size_px) & (u_c < K.width + size_px) \
+    in_view = (c_cam[:, 2] > cfg.map.min_cam_depth_m) & (size_px >= cfg.gone.min_px) & (u_c > -size_px) & (u_c < K.width + size_px) \
         & (v_c > -size_px) & (v_c < K.height + size_px)
     for i in np.asarray(idx)[in_view].tolist():
-        rec = mem.records[i]
+        rec = objs.records[i]
         pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
-        inside, _, _, zi, d = _scene_depth_at(pts, f, cfg.gone_margin_px)
+        inside, _, _, zi, d = _scene_depth_at(pts, f, cfg.gone.margin_px, cfg.map.min_cam_depth_m)
         if len(inside) < max(3, 0.5 * len(pts)):
             continue
         tol = _depth_tol(zi, cfg)
         valid = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # not occluded
         if valid.sum() < 3:
             continue
-        if np.mean(d[valid] > zi[valid] + tol[valid]) >= cfg.gone_min_empty:
+        if np.mean(d[valid] > zi[valid] + tol[valid]) >= cfg.gone.min_empty:
             rec.misses += 1
             rec.first_miss_s = min(rec.first_miss_s, f.t_s)
-            if rec.misses >= cfg.gone_frames:
-                keep = _explained_by(rec, mem) if tentative(rec, cfg) else None
+            if rec.misses >= cfg.gone.frames:
+                keep = _explained_by(rec, objs) if tentative(rec, cfg) else None
                 if keep is not None:
-                    merge(keep, rec, mem, f.t_s, with_voxels=False)
+                    merge(keep, rec, objs, f.t_s, with_voxels=False)
                 else:
                     rec.set_state(f.t_s, present=False, gone_since_s=rec.first_miss_s)
-                    mem.sync(rec)
+                    objs.sync(rec)
 
 
-def _explained_by(rec: ObjectRecord, mem: "SpatialMemory") -> Optional[ObjectRecord]:
+def _explained_by(rec: ObjectRecord, objs: ObjectStore) -> Optional[ObjectRecord]:
     """The confirmed object next to a tentative node whose place was seen empty: a node seen once and
     then contradicted was a confused or misplaced view of its neighbour (its centre within
     ``reentry_radius_m`` of the neighbour's points; one of its label if there is one), not an object that
     left. None when two neighbours are about as near (which one it was is unknown)."""
-    cfg = mem.cfg
+    cfg = objs.cfg
     near = []
-    for other in mem.nearby(rec.position, cfg.max_reentry_m):
+    for other in objs.nearby(rec.position, cfg.association.max_reentry_m):
         if (other is rec or tentative(other, cfg) or not other.state.present or not len(other.voxels)
                 or co_observed(other, rec)):
             continue
         d = float(np.sqrt(np.min(np.sum((other.voxels.pts - rec.position.astype(np.float32)) ** 2, axis=1))))
-        if d < cfg.reentry_radius_m:
+        if d < cfg.association.reentry_radius_m:
             near.append((d, other))
     label = rec.label_id_from_votes()
     same = [c for c in near if c[1].label_id_from_votes() == label]
     near = sorted(same or near, key=lambda c: c[0])
-    if not near or (len(near) > 1 and near[1][0] - near[0][0] < AMBIGUOUS_M):
+    if not near or (len(near) > 1 and near[1][0] - near[0][0] < cfg.association.ambiguous_m):
         return None
     return near[0][1]

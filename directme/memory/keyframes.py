@@ -11,7 +11,6 @@ from .config import MemoryConfig
 from .objects import KeyframeEntry, ObjectRecord
 from .snapshot import KeyframeRef
 
-_MAX_LOG = 64  # keyframe changes logged per object; after that the set is kept as it is (bounded history)
 
 
 def visibility_score(mask: np.ndarray, score: float) -> float:
@@ -34,11 +33,11 @@ def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray,
     if it shows a new viewpoint (or is much clearer than the nearest view); when full it replaces the
     keyframe adding least (visibility x angular novelty) if it adds clearly more.
     """
-    if len(rec.keyframes) >= _MAX_LOG:
+    if len(rec.keyframes) >= cfg.keyframes.max_log:
         return []
     vd = tuple(float(v) for v in view_dir)
     live = rec.live_keyframes()
-    if any(abs(ref.t_s - k.ref.t_s) < cfg.keyframe_min_gap_s for k in live):
+    if any(abs(ref.t_s - k.ref.t_s) < cfg.keyframes.min_gap_s for k in live):
         return []
     new = KeyframeEntry(ref, vd, ref.t_s)
     if not live:
@@ -46,9 +45,9 @@ def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray,
         return [new]
     angles = [_angle_deg(vd, k.view_dir) for k in live]
     nearest = min(range(len(angles)), key=angles.__getitem__)
-    novel = angles[nearest] >= cfg.keyframe_min_angle_deg
+    novel = angles[nearest] >= cfg.keyframes.min_angle_deg
     victim: Optional[KeyframeEntry] = None
-    if len(live) < cfg.max_keyframes_per_object and novel:
+    if len(live) < cfg.keyframes.max_per_object and novel:
         victim = None
     elif not novel:
         if ref.visibility < 1.5 * live[nearest].ref.visibility + 1e-9:

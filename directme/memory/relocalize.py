@@ -28,22 +28,19 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from ..geometry import Pose, ground_basis, rotation_about_axis
 from ..types import FramePerception
 
-if TYPE_CHECKING:
-    from .association import Obs
-    from .objects import ObjectRecord
-    from .store import SpatialMemory
+from .association import Obs
+from .config import MemoryConfig
+from .ego_log import EgoLog
+from .object_store import ObjectStore
+from .objects import ObjectRecord
 
-RECENT_S = 10.0  # landmarks seen this recently carry no drift information (they drift with the wearer)
-MAX_EXTENT_M = 2.5  # larger objects are rarely seen whole: their instance centre is a poor landmark
-VISIT_MIN_OBS = 3  # a landmark seen again a moment ago counts when it had been seen in this many frames before
-MIN_YAW_RAD = math.radians(1.0)  # smaller rotations are noise, never applied on their own
 
 
 def with_pose(fp: FramePerception, T_world_cam: Pose) -> FramePerception:
@@ -105,13 +102,13 @@ class Correction:
         return p_w @ M[:3, :3].T + M[:3, 3]
 
 
-def _visit_began(rec: "ObjectRecord", t_s: float, window_s: float) -> Optional[int]:
-    """Index of ``rec``'s last observation before its current visit (after a gap of over ``RECENT_S``)
+def _visit_began(rec: ObjectRecord, t_s: float, window_s: float, recent_s: float) -> Optional[int]:
+    """Index of ``rec``'s last observation before its current visit (after a gap of over ``recent_s``)
     when that visit began within ``window_s`` of ``t_s``; None otherwise."""
     obs_t = rec.obs_t
     k = len(obs_t) - 1
     while k >= 1 and t_s - obs_t[k] <= window_s:
-        if obs_t[k] - obs_t[k - 1] > RECENT_S:
+        if obs_t[k] - obs_t[k - 1] > recent_s:
             return k - 1
         k -= 1
     return None
@@ -126,35 +123,37 @@ class Relocaliser:
         self.used: dict[int, float] = {}  # record -> time of the last correction it supported (one per visit)
 
     # ------------------------------------------------------------------ evidence
-    def add_frame(self, obs: Sequence["Obs"], t_s: float, tag: Optional[str], mem: "SpatialMemory") -> int:
-        """Record this frame's landmark pairs (``obs`` lifted with the current correction); returns how many."""
-        cfg = mem.cfg
-        self.pairs = [p for p in self.pairs if t_s - p.t_s <= cfg.reloc_window_s]
+    def add_frame(self, obs: Sequence[Obs], t_s: float, tag: Optional[str], objects: ObjectStore, ego: EgoLog,
+                  T_mem_input: np.ndarray) -> int:
+        """Record this frame's landmark pairs (``obs`` lifted with the current correction ``T_mem_input``);
+        returns how many."""
+        cfg = objects.cfg
+        self.pairs = [p for p in self.pairs if t_s - p.t_s <= cfg.relocalisation.window_s]
         live = {p.record for p in self.pairs}
         self.aligned = {r: a for r, a in self.aligned.items() if r in live}
-        C_inv = np.linalg.inv(mem.T_mem_input)
+        C_inv = np.linalg.inv(T_mem_input)
         n = 0
         for i, o in enumerate(obs):
-            if float(np.max(o.extent_m)) > MAX_EXTENT_M:
+            if float(np.max(o.extent_m)) > cfg.relocalisation.max_extent_m:
                 continue
-            for rec in mem.nearby(o.centre_w, cfg.reloc_search_m):
+            for rec in objects.nearby(o.centre_w, cfg.relocalisation.search_m):
                 st = rec.state
                 # gone or pending-move nodes stay candidates: drift itself makes a place look empty or moved
-                if len(rec.obs_t) < 1 or rec.label_id_from_votes() != o.label_id or max(st.extent_m) > MAX_EXTENT_M:
+                if len(rec.obs_t) < 1 or rec.label_id_from_votes() != o.label_id or max(st.extent_m) > cfg.relocalisation.max_extent_m:
                     continue
                 k = len(rec.obs_t) - 1  # its last observation before this visit
-                if t_s - rec.last_seen_s <= RECENT_S:
-                    k = _visit_began(rec, t_s, cfg.reloc_window_s)
-                    if k is None or k + 1 < VISIT_MIN_OBS or rec.obs_t[k + 1] <= self.used.get(rec.index, -math.inf):
+                if t_s - rec.last_seen_s <= cfg.relocalisation.recent_s:
+                    k = _visit_began(rec, t_s, cfg.relocalisation.window_s, cfg.relocalisation.recent_s)
+                    if k is None or k + 1 < cfg.relocalisation.visit_min_obs or rec.obs_t[k + 1] <= self.used.get(rec.index, -math.inf):
                         continue  # in view for a while (it drifts with the wearer), too young a landmark, or
                         #           this visit already served a correction
-                seen_tag = mem.tags[int(mem.ego_tag[rec.obs_frame[k]])]
+                seen_tag = ego.tag_of(rec.obs_frame[k])
                 if tag is not None and seen_tag is not None and seen_tag != tag:
                     continue  # last seen in another kind of place
-                allowed = cfg.reloc_base_m + cfg.drift_per_m * mem.walked_since(rec, k)
+                allowed = cfg.relocalisation.base_m + cfg.association.drift_per_m * ego.walked_between(rec.obs_frame[k])
                 if k == len(rec.obs_t) - 1:
                     r_w = np.asarray(st.position_w, dtype=np.float64)
-                    aligned = rec.voxels.overlap(o.coarse) >= cfg.overlap_min
+                    aligned = rec.voxels.overlap(o.coarse) >= cfg.association.overlap_min
                 else:  # seen again a moment ago: where it was before this visit (its points now mix both)
                     r_w = np.asarray(rec.state_at(rec.obs_t[k + 1] - 1e-9).position_w, dtype=np.float64)
                     aligned = self.aligned.get(rec.index, False)
@@ -167,28 +166,28 @@ class Relocaliser:
         return n
 
     # ------------------------------------------------------------------ estimation
-    def estimate(self, mem: "SpatialMemory", pivot_w: np.ndarray, up: np.ndarray) -> Optional[tuple[Correction, list[LandmarkPair]]]:
-        """The correction (memory frame, on top of the current one) the pooled pairs support, or None."""
-        cfg = mem.cfg
+    def estimate(self, cfg: MemoryConfig, T_mem_input: np.ndarray, pivot_w: np.ndarray,
+                 up: np.ndarray) -> Optional[tuple[Correction, list[LandmarkPair]]]:
+        """The correction (memory frame, on top of ``T_mem_input``) the pooled pairs support, or None."""
         pairs = self.pairs
-        if len(pairs) < cfg.reloc_min_support:
+        if len(pairs) < cfg.relocalisation.min_support:
             return None
-        C = mem.T_mem_input
+        C = T_mem_input
         c = np.array([C[:3, :3] @ p.c_in + C[:3, 3] for p in pairs])  # where the current correction puts them
         r = np.array([p.r_w for p in pairs])
         off = r - c
         ok = np.linalg.norm(off, axis=1) <= np.array([p.allowed_m for p in pairs])
-        if ok.sum() < cfg.reloc_min_support:
+        if ok.sum() < cfg.relocalisation.min_support:
             return None
-        max_yaw = math.radians(cfg.reloc_max_yaw_deg)
-        if max_yaw == 0 and float(np.max(np.linalg.norm(off[ok], axis=1))) < cfg.reloc_min_shift_m:
+        max_yaw = math.radians(cfg.relocalisation.max_yaw_deg)
+        if max_yaw == 0 and float(np.max(np.linalg.norm(off[ok], axis=1))) < cfg.relocalisation.min_shift_m:
             return None  # every translation they could support (a mean of their offsets) is too small to apply
         B = ground_basis(up)
         c2, r2 = (c - pivot_w) @ B.T, (r - pivot_w) @ B.T
         hyps: list[tuple[float, np.ndarray]] = []
         idx = np.flatnonzero(ok)
         for k in idx.tolist():  # one pair: a pure translation (offsets within 5 cm of one tried are not new)
-            if not any(float(np.linalg.norm(off[k] - shift)) < 0.05 for _, shift in hyps):
+            if not any(float(np.linalg.norm(off[k] - shift)) < cfg.relocalisation.hypothesis_step_m for _, shift in hyps):
                 hyps.append((0.0, off[k]))
         for a in idx.tolist() if max_yaw > 0 else []:  # two pairs with a long baseline: rotation + translation
             for b in idx.tolist():
@@ -196,7 +195,7 @@ class Relocaliser:
                     continue
                 dc, dr = c2[b] - c2[a], r2[b] - r2[a]
                 nc = float(np.linalg.norm(dc))
-                if nc < cfg.reloc_min_baseline_m or abs(nc - float(np.linalg.norm(dr))) > cfg.reloc_tol_m:
+                if nc < cfg.relocalisation.min_baseline_m or abs(nc - float(np.linalg.norm(dr))) > cfg.relocalisation.tol_m:
                     continue
                 yaw = math.atan2(dr[1], dr[0]) - math.atan2(dc[1], dc[0])
                 yaw = (yaw + math.pi) % (2 * math.pi) - math.pi
@@ -208,12 +207,12 @@ class Relocaliser:
         scored = []
         for yaw, shift in hyps:
             corr = Correction(yaw, pivot_w, shift, up)
-            members = self._inliers(corr, c, r, ok, pairs, cfg.reloc_tol_m)
+            members = self._inliers(corr, c, r, ok, pairs, cfg.relocalisation.tol_m)
             corr, members = self._refine(corr, members, c, r, c2, r2, ok, pairs, cfg)
-            if abs(float(corr.shift_w @ up)) > cfg.reloc_max_vertical_m:
+            if abs(float(corr.shift_w @ up)) > cfg.relocalisation.max_vertical_m:
                 continue  # drift is along the floor: a large vertical offset means the landmarks are wrong
             support = min(len(members), len({pairs[j].label_id for j in members}) + 1)
-            if float(np.linalg.norm(corr.shift_w)) > cfg.reloc_big_shift_m:
+            if float(np.linalg.norm(corr.shift_w)) > cfg.relocalisation.big_shift_m:
                 support -= 1  # a big jump needs one more landmark
             resid = float(np.linalg.norm(corr.apply(c[members]) - r[members], axis=1).sum()) if members else 0.0
             scored.append((support, resid, corr, members))
@@ -221,15 +220,15 @@ class Relocaliser:
             return None
         scored.sort(key=lambda s: (-s[0], s[1]))
         support, _, best, members = scored[0]
-        if support < cfg.reloc_min_support:
+        if support < cfg.relocalisation.min_support:
             return None
         moved = best.apply(pivot_w[None])[0] - pivot_w
         for s, _, other, _ in scored[1:]:  # a clearly different correction with as much support: ambiguous
             if s < support:
                 break
-            if np.linalg.norm(other.apply(pivot_w[None])[0] - pivot_w - moved) > 2 * cfg.reloc_tol_m:
+            if np.linalg.norm(other.apply(pivot_w[None])[0] - pivot_w - moved) > 2 * cfg.relocalisation.tol_m:
                 return None
-        if np.linalg.norm(moved) < cfg.reloc_min_shift_m and abs(best.yaw_rad) < MIN_YAW_RAD:
+        if np.linalg.norm(moved) < cfg.relocalisation.min_shift_m and abs(best.yaw_rad) < math.radians(cfg.relocalisation.min_yaw_deg):
             return None
         if 2 * sum(pairs[j].aligned for j in members) >= len(members):
             return None  # the points already lie on the landmarks: partial views, not drift
@@ -259,14 +258,14 @@ class Relocaliser:
         m = np.asarray(members)
         yaw = 0.0
         pc, pr = c2[m] - c2[m].mean(axis=0), r2[m] - r2[m].mean(axis=0)
-        if cfg.reloc_max_yaw_deg > 0 and len(members) >= 3 and float(np.max(np.linalg.norm(pc[:, None] - pc[None], axis=2))) >= cfg.reloc_min_baseline_m:
+        if cfg.relocalisation.max_yaw_deg > 0 and len(members) >= 3 and float(np.max(np.linalg.norm(pc[:, None] - pc[None], axis=2))) >= cfg.relocalisation.min_baseline_m:
             H = pc.T @ pr  # 2D Kabsch: angle maximising the alignment of the centred sets
             yaw = math.atan2(H[0, 1] - H[1, 0], H[0, 0] + H[1, 1])
-            if abs(yaw) > math.radians(cfg.reloc_max_yaw_deg):
+            if abs(yaw) > math.radians(cfg.relocalisation.max_yaw_deg):
                 return corr, members
         R = rotation_about_axis(corr.up, yaw)
         shift = np.mean([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members], axis=0)
         new = Correction(yaw, corr.pivot_w, shift, corr.up)
-        new_members = self._inliers(new, c, r, ok, pairs, cfg.reloc_tol_m)
+        new_members = self._inliers(new, c, r, ok, pairs, cfg.relocalisation.tol_m)
         return (new, new_members) if len(new_members) >= len(members) else (corr, members)
 

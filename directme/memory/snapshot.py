@@ -40,6 +40,8 @@ class ObjectNode:
     gone_since_s: Optional[float] = None
     place_id: Optional[str] = None
     attributes: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"color": "red"}
+    obs_times_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # times of its observations <= snapshot t
+    missed_views: int = 0  # frames after its last sighting (<= snapshot t) that should have shown it (memory.gone)
 
 
 @dataclass(frozen=True, eq=False)

@@ -95,7 +95,8 @@ def snapshot_facts(snap) -> dict:
         objects[nid] = (o.label, tuple(sorted(o.label_votes.items())), tuple(np.round(o.position_w, 9)),
                         o.first_seen_s, o.last_seen_s, o.n_obs,
                         tuple((t, tuple(np.round(p, 9))) for t, p in o.position_history),
-                        tuple(o.keyframes), tuple(np.round(o.extent_m, 9)), o.present, o.gone_since_s, o.place_id)
+                        tuple(o.keyframes), tuple(np.round(o.extent_m, 9)), o.present, o.gone_since_s, o.place_id,
+                        tuple(o.obs_times_s.tolist()), o.missed_views)
     places = {pid: (p.tag, tuple(np.round(p.center_w, 9)), round(p.spread_m, 9), p.times_s, p.visits_s, p.n_frames)
               for pid, p in snap.places.items()}
     g = snap.graph

@@ -12,7 +12,16 @@ from typing import Optional, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..geometry import Intrinsics, Pose
-from ..types import Frame, FramePerception, InstanceObservation
+from ..types import Frame, FramePerception, InstanceObservation, TextEnum
+
+
+class PoseSource(TextEnum):
+    """Where a depth+pose backend takes camera poses from: its model, the input (frames' poses or a
+    trajectory file), or "auto" (given when the first frames carry poses, else the model's)."""
+
+    AUTO = "auto"
+    MODEL = "model"
+    GIVEN = "given"
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,3 +96,13 @@ class Perception(Protocol):
     def flush(self) -> list[FramePerception]: ...
 
     def reset(self) -> None: ...
+
+
+@runtime_checkable
+class OracleEpisode(Protocol):
+    """A recording that replays its own ground truth as a Perception (``directme.sim.Episode``).
+
+    The 'oracle' backend asks the episode for it, so perception never imports the simulator
+    (``directme.sim`` sits beside the pipeline; see docs/architecture.md)."""
+
+    def oracle_perception(self, noise: str = "none", seed: int = 0) -> Perception: ...

@@ -32,7 +32,7 @@ from ..errors import BackendError, InvalidInputError
 from ..geometry import Intrinsics, Pose
 from ..types import Frame
 from .alignment import sim3_matrix, umeyama
-from .base import DepthPose
+from .base import DepthPose, PoseSource
 from .given import GivenDepthPose
 from .weights import RANDOM, find_hf_model_dir
 
@@ -42,7 +42,7 @@ PRESETS = {"da3-small": "depth-anything/DA3-SMALL", "da3-base": "depth-anything/
            "da3nested-giant-large": "depth-anything/DA3NESTED-GIANT-LARGE"}
 DEPTH_ONLY = frozenset({"da3mono-large", "da3metric-large"})  # no camera head: poses must be given
 CANONICAL_METRIC = frozenset({"da3metric-large"})  # raw output * focal_px / 300 = metres
-POSE_SOURCES = ("auto", "model", "given")
+POSE_SOURCES = tuple(s.value for s in PoseSource)  # ("auto", "model", "given")
 
 
 def import_da3() -> Any:
@@ -136,7 +136,7 @@ class DepthAnything3Backend:
 
     def __init__(self, preset: str = "da3-large", weights: Optional[str] = None, device: str = "cpu",
                  chunk_size: int = 16, overlap: int = 4, process_res: int = 504, depth_scale: float = 1.0,
-                 fp32: Optional[bool] = None, pose_source: str = "auto", hfov_deg: float = 60.0,
+                 fp32: Optional[bool] = None, pose_source: str = PoseSource.AUTO, hfov_deg: float = 60.0,
                  min_baseline_m: float = 0.05, trajectory: Any = None, time_key: str = "t_s",
                  T_x_cam: Optional[np.ndarray] = None, max_pose_gap_s: float = 0.05):
         if preset not in PRESETS:
@@ -146,7 +146,8 @@ class DepthAnything3Backend:
                                     f"chunk_size={chunk_size}")
         if pose_source not in POSE_SOURCES:
             raise InvalidInputError(f"da3 pose_source must be one of {POSE_SOURCES}, got {pose_source!r}")
-        if pose_source == "model" and preset in DEPTH_ONLY:
+        pose_source = PoseSource(pose_source)
+        if pose_source == PoseSource.MODEL and preset in DEPTH_ONLY:
             raise InvalidInputError(_depth_only_message(preset))
         self.poses = GivenDepthPose(trajectory, time_key=time_key, T_x_cam=T_x_cam, max_pose_gap_s=max_pose_gap_s)
         api = import_da3()
@@ -169,7 +170,7 @@ class DepthAnything3Backend:
         self._kept: list[tuple[np.ndarray, np.ndarray]] = []  # (T_world_cam, depth at processed res) of overlap
         self._done = 0  # leading buffered frames already emitted (the overlap)
         self._S: Optional[np.ndarray] = None
-        self._mode: Optional[str] = None  # "model" or "given", fixed by the first chunk
+        self._mode: Optional[PoseSource] = None  # MODEL or GIVEN, fixed by the first chunk
 
     def push(self, frame: Frame) -> list[tuple[Frame, DepthPose]]:
         if self._buffer and frame.shape_hw != self._buffer[0].shape_hw:
@@ -183,11 +184,12 @@ class DepthAnything3Backend:
     def flush(self) -> list[tuple[Frame, DepthPose]]:
         return self._run() if len(self._buffer) > self._done else []
 
-    def _resolve_mode(self, frames: list[Frame]) -> str:
+    def _resolve_mode(self, frames: list[Frame]) -> PoseSource:
         if self._mode is None:
             has_poses = self.poses.trajectory is not None or all(f.T_world_cam is not None for f in frames)
-            mode = self.pose_source if self.pose_source != "auto" else ("given" if has_poses else "model")
-            if mode == "model" and self.preset in DEPTH_ONLY:
+            mode = self.pose_source if self.pose_source != PoseSource.AUTO else (
+                PoseSource.GIVEN if has_poses else PoseSource.MODEL)
+            if mode == PoseSource.MODEL and self.preset in DEPTH_ONLY:
                 raise InvalidInputError(_depth_only_message(self.preset))
             self._mode = mode
         return self._mode
@@ -208,11 +210,11 @@ class DepthAnything3Backend:
             K_p = [(f.intrinsics if f.intrinsics is not None else
                     Intrinsics.from_fov(f.shape_hw[1], f.shape_hw[0], self.hfov_deg)).resized(w_p, h_p) for f in frames]
         else:
-            K_p = [f.intrinsics.resized(w_p, h_p) if mode == "given" and f.intrinsics is not None
+            K_p = [f.intrinsics.resized(w_p, h_p) if mode == PoseSource.GIVEN and f.intrinsics is not None
                    else Intrinsics.from_K(np.asarray(k), w_p, h_p) for f, k in zip(frames, pred.intrinsics)]
         if self.preset in CANONICAL_METRIC:
             depth = canonical_to_metric(depth, K_p)
-        if mode == "given":
+        if mode == PoseSource.GIVEN:
             T_world = [self._given_pose(f) for f in frames]
             s = self.depth_scale if self.preset in DEPTH_ONLY else self._given_scale(pred, T_world, depth)
             depth = depth * s

@@ -1,5 +1,8 @@
 """Depth and pose given by the input: sensor depth (RGB-D), device poses (Aria MPS, ARKit,
-7-Scenes/ScanNet per-frame matrices, TUM trajectories) - no model involved."""
+7-Scenes/ScanNet per-frame matrices, TUM trajectories) - no model involved.
+
+``GivenDepthPose`` is the pipeline's 'given' depth_pose stage; ``GivenPerception`` is the whole
+perception of the agent's 'given' backend (frames that already carry everything)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +13,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..geometry import Intrinsics, Pose
 from ..readers.poses import Trajectory, read_trajectory
-from ..types import Frame
+from ..types import Frame, FramePerception, InstanceObservation
 from .base import DepthPose
 
 
@@ -77,6 +80,27 @@ class GivenDepthPose:
 
     def reset(self) -> None:
         self._T_first_world = None
+
+
+class GivenPerception:
+    """Perception for frames that already carry depth, pose and intrinsics; instances and the
+    scene tag come in ``frame.meta["instances"]`` / ``frame.meta["scene_tag"]`` (may be absent)."""
+
+    name = "given"
+
+    def process(self, frame: Frame) -> list[FramePerception]:
+        instances = tuple(frame.meta.get("instances", ()))
+        bad = [i for i in instances if not isinstance(i, InstanceObservation)]
+        if bad:
+            raise InvalidInputError(f"frame {frame.index} at t={frame.t_s}: meta['instances'] must hold "
+                                    f"InstanceObservation objects, got {type(bad[0]).__name__}")
+        return [FramePerception(frame, instances, frame.meta.get("scene_tag"))]
+
+    def flush(self) -> list[FramePerception]:
+        return []
+
+    def reset(self) -> None:
+        pass
 
 
 def build(cfg: Mapping[str, Any]) -> GivenDepthPose:

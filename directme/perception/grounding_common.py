@@ -19,6 +19,7 @@ import numpy as np
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import InvalidInputError
 from .base import Detection
+from .weights import RandomArch
 
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)  # ImageNet statistics, as both models were trained
 STD = np.array([0.229, 0.224, 0.225], np.float32)
@@ -121,13 +122,13 @@ class PromptedDetector:
     `_build_random(labels)` builds model and tokenizer when the vocabulary is known."""
 
     name = "grounding_dino"
-    random_archs = ("toy", "full")
+    random_archs = tuple(a.value for a in RandomArch)  # ("toy", "full")
 
     def __init__(self, device: str, box_threshold: float, nms_iou: float, image_size: int, max_size: int,
                  max_detections: int, random_arch: str):
         if random_arch not in self.random_archs:
             raise InvalidInputError(f"{self.name} random_arch must be one of {self.random_archs}, got {random_arch!r}")
-        self.device, self.random_arch = device, random_arch
+        self.device, self.random_arch = device, RandomArch(random_arch)
         self.box_threshold, self.nms_iou, self.max_detections = box_threshold, nms_iou, max_detections
         self.image_size, self.max_size = image_size, max_size
         self.model: Any = None

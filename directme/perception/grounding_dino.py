@@ -10,7 +10,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import InvalidInputError
 from .grounding_common import Prompt, PromptedDetector, tiny_bert_config, word_tokenizer
-from .weights import RANDOM, find_hf_model_dir
+from .weights import RANDOM, RandomArch, find_hf_model_dir
 
 MODELS = {"tiny": "IDEA-Research/grounding-dino-tiny", "base": "IDEA-Research/grounding-dino-base"}
 
@@ -41,7 +41,7 @@ class GroundingDinoDetector(PromptedDetector):
 
     def __init__(self, model: str = "tiny", weights: Optional[str] = None, device: str = "cpu",
                  box_threshold: float = 0.35, nms_iou: float = 0.5, image_size: int = 800,
-                 max_size: int = 1333, max_detections: int = 50, random_arch: str = "toy"):
+                 max_size: int = 1333, max_detections: int = 50, random_arch: str = RandomArch.TOY):
         self.torch = import_torch_stack("torch", "perception")
         self.tf = import_torch_stack("transformers", "vlm")
         if model not in MODELS:
@@ -55,7 +55,7 @@ class GroundingDinoDetector(PromptedDetector):
             self.model.eval().to(device)
 
     def _build_random(self, labels: list[str]) -> None:
-        self.model, self.tokenizer = random_model(self.tf, labels, self.random_arch == "full")
+        self.model, self.tokenizer = random_model(self.tf, labels, self.random_arch == RandomArch.FULL)
         self.model.eval().to(self.device)
 
     def _max_text_len(self) -> int:

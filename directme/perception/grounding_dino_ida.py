@@ -23,7 +23,7 @@ from typing import Any, Iterator, Mapping, Optional
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import BackendError, InvalidInputError, MissingWeightsError
 from .grounding_common import Prompt, PromptedDetector, tiny_bert_config, word_tokenizer
-from .weights import RANDOM, WeightSpec, describe, find_hf_model_dir, find_weights
+from .weights import RANDOM, RandomArch, WeightSpec, describe, find_hf_model_dir, find_weights
 
 RELEASES = "https://github.com/IDEA-Research/GroundingDINO/releases/download"
 # model -> (config shipped in groundingdino/config/, checkpoint file, release tag)
@@ -132,7 +132,7 @@ class GroundingDinoIdaDetector(PromptedDetector):
     def __init__(self, model: str = "tiny", weights: Optional[str] = None, bert: Optional[str] = None,
                  config: Optional[str] = None, device: str = "cpu", box_threshold: float = 0.35,
                  nms_iou: float = 0.5, image_size: int = 800, max_size: int = 1333, max_detections: int = 50,
-                 random_arch: str = "toy"):
+                 random_arch: str = RandomArch.TOY):
         self.torch = import_torch_stack("torch", "perception")
         self.tf = import_torch_stack("transformers", "vlm")
         import_torch_stack("groundingdino", "perception", "groundingdino-py")
@@ -152,7 +152,7 @@ class GroundingDinoIdaDetector(PromptedDetector):
 
     def _build_random(self, labels: list[str]) -> None:
         self.tokenizer = word_tokenizer(self.tf, labels)
-        if self.random_arch == "full":  # bert-base-uncased dimensions, the packaged architecture
+        if self.random_arch == RandomArch.FULL:  # bert-base-uncased dimensions, the packaged architecture
             args, bert_config = package_config(self.model_name, self.config), self.tf.BertConfig(
                 vocab_size=len(self.tokenizer))
         else:

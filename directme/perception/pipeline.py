@@ -10,6 +10,9 @@ Config (a plain dict; every stage is ``{"name": <backend>, ...backend options}``
 
 Image-only stages (detector, tracker, tagger) run when a frame arrives; their outputs wait
 for the (possibly chunked, delayed) depth+pose of that frame, then leave as FramePerception.
+
+``build_pipeline(cfg)`` builds it; the one entry point for every backend (the agent's too) is
+``directme.perception.build_perception`` (factory.py), which also handles 'given' and 'oracle'.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import importlib
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from ..errors import InvalidInputError
-from ..types import Frame, FramePerception, InstanceObservation
+from ..types import Frame, FramePerception, InstanceObservation, TextEnum
 from .base import Detection, DepthPose, DepthPoseBackend, Detector, SceneTagger, Tracker
 
 # stage -> backend name -> module with build(cfg) (imported only when chosen)
@@ -46,7 +49,18 @@ PRESETS: dict[str, dict[str, Any]] = {
                 "tracker": {"name": "sam2", "model": "tiny"}, "scene_tagger": {"name": "clip"}},
     "pipeline": {},
 }
-STAGES = ("depth_pose", "detector", "tracker", "scene_tagger")
+
+
+class Stage(TextEnum):
+    """The pipeline's stages, in the order a frame goes through them (also the config's keys)."""
+
+    DEPTH_POSE = "depth_pose"
+    DETECTOR = "detector"
+    TRACKER = "tracker"
+    SCENE_TAGGER = "scene_tagger"
+
+
+STAGES = tuple(Stage)
 
 
 def build_stage(stage: str, cfg: Optional[Mapping[str, Any]]) -> Any:
@@ -132,7 +146,7 @@ def _vocabulary(vocab: Union[str, Sequence[str]]) -> list[str]:
     if isinstance(vocab, str):
         if vocab != "objects365":
             raise InvalidInputError(f"vocabulary must be 'objects365' or a list of labels, got {vocab!r}")
-        from ..query.vocab import objects365_labels
+        from ..data import objects365_labels
 
         return list(objects365_labels())
     labels = [str(v) for v in vocab]
@@ -163,14 +177,14 @@ def resolve_config(cfg: Any) -> dict[str, Any]:
     d = _merge(PRESETS[preset], d)
     unknown = set(d) - set(STAGES) - {"redetect_every", "vocabulary", "validate"}
     if unknown:
-        raise InvalidInputError(f"unknown perception config keys {sorted(unknown)}; known: "
-                                f"{sorted(STAGES) + ['preset', 'redetect_every', 'validate', 'vocabulary']}")
+        known = sorted(s.value for s in STAGES) + ["preset", "redetect_every", "validate", "vocabulary"]
+        raise InvalidInputError(f"unknown perception config keys {sorted(unknown)}; known: {known}")
     if not d.get("depth_pose"):
         raise InvalidInputError("perception config needs a 'depth_pose' stage, e.g. {'name': 'given'}")
     return d
 
 
-def build_perception(cfg: Any) -> PerceptionPipeline:
+def build_pipeline(cfg: Any) -> PerceptionPipeline:
     """Build the configured pipeline; each backend's heavy imports happen here, lazily."""
     d = resolve_config(cfg)
     stages = {s: build_stage(s, d.get(s)) for s in STAGES}

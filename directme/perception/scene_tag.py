@@ -9,7 +9,7 @@ import numpy as np
 
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import InvalidInputError
-from .weights import RANDOM, find_hf_model_dir
+from .weights import RANDOM, RandomArch, find_hf_model_dir
 
 DEFAULT_PLACES = ("kitchen", "living room", "bedroom", "bathroom", "dining room", "office", "corridor",
                   "staircase", "garage", "shop", "supermarket", "restaurant", "street", "park", "garden",
@@ -42,13 +42,13 @@ class ClipSceneTagger:
     name = "clip"
 
     def __init__(self, weights: Optional[str] = None, places: Sequence[str] = DEFAULT_PLACES,
-                 device: str = "cpu", every: int = 1, min_score: float = 0.0, random_arch: str = "toy"):
+                 device: str = "cpu", every: int = 1, min_score: float = 0.0, random_arch: str = RandomArch.TOY):
         self.torch = import_torch_stack("torch", "vlm")
         tf = import_torch_stack("transformers", "vlm")
         if not places:
             raise InvalidInputError("scene_tagger 'clip' needs at least one place name")
         self.places, self.device, self.every, self.min_score = list(places), device, max(1, int(every)), min_score
-        if weights == RANDOM and random_arch == "full":  # ViT-B/32 layout, for timing
+        if weights == RANDOM and random_arch == RandomArch.FULL:  # ViT-B/32 layout, for timing
             self.model, self.tokenizer = tf.CLIPModel(tf.CLIPConfig()), None
         elif weights == RANDOM:
             cfg = tf.CLIPConfig(text_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,

@@ -13,8 +13,17 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ..errors import MissingWeightsError
+from ..types import TextEnum
 
 RANDOM = "random"
+
+
+class RandomArch(TextEnum):
+    """Architecture built with ``weights: "random"``: a tiny one (tests) or the real layout (timing)."""
+
+    TOY = "toy"
+    FULL = "full"
+
 PathLike = Union[str, Path]
 
 

@@ -1,17 +1,13 @@
 """Question + memory snapshot -> QueryContext: parse, resolve time, retrieve, render, pick keyframes.
 
-The facts handed to answerers (``QueryContext.facts``):
-``matches`` (per target, best first), ``time`` (ResolvedTime), ``options`` (OptionMeaning per option),
-``reach_m``, ``place_tags`` (scene tags known to memory), ``obs_times`` (node id -> observation
-times, or None when the memory does not expose them), ``metric_path`` (path questions: the wearer's
-``MetricPath`` from the asked time, or the whole stream, to now; else None)."""
+The typed facts handed to answerers are ``types.Facts``; everything about an object, including its
+observation times and the views that missed it, comes from the snapshot's ``ObjectNode``."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..answerers.base import Evidence, QueryContext
 from ..memory.snapshot import MemorySnapshot
-from .ego import ObsTimes, render_subgraph
+from .ego import render_subgraph
 from .embed import CachedEmbedder
 from .intent import parse_question
 from .keyframes import ImageLoader, load_keyframes
@@ -19,13 +15,13 @@ from .options import parse_options
 from .path import metric_path
 from .retrieval import retrieve
 from .timeref import resolve_time
+from .types import Evidence, Facts, QueryContext
 from .vocab import Vocabulary
 
 
 def build_context(question: str, options: Sequence[str], snapshot: MemorySnapshot, vocab: Vocabulary,
                   embedder: Optional[CachedEmbedder] = None, reach_m: float = 1.0, max_keyframes: int = 4,
-                  just_now_s: float = 10.0, image_loader: Optional[ImageLoader] = None,
-                  obs_times: Optional[ObsTimes] = None) -> QueryContext:
+                  just_now_s: float = 10.0, image_loader: Optional[ImageLoader] = None) -> QueryContext:
     place_tags = sorted({tag for tag in snapshot.ego.scene_tags if tag} | {p.tag for p in snapshot.places.values()})
     vocab.add_labels(n.label for n in snapshot.objects.values())
     intent = parse_question(question, options, vocab)
@@ -34,7 +30,7 @@ def build_context(question: str, options: Sequence[str], snapshot: MemorySnapsho
     when = resolve_time(intent.time_ref, snapshot, nodes, just_now_s)
     node_ids = list(dict.fromkeys(m.node_id for ms in matches for m in ms[:3]))
     path_from = when.t_event if intent.primitive == "my_trajectory" and when.t_event is not None else None
-    text = render_subgraph(snapshot, node_ids, when.t_eval, reach_m, path_from_s=path_from, obs_times=obs_times)
+    text = render_subgraph(snapshot, node_ids, when.t_eval, reach_m, path_from_s=path_from)
     path = None
     if intent.primitive == "my_trajectory":
         path = metric_path(snapshot, t_from=when.t_eval if when.t_eval < snapshot.t_s else -float("inf"))
@@ -50,7 +46,8 @@ def build_context(question: str, options: Sequence[str], snapshot: MemorySnapsho
                                                if m.node_id == nid))
         for nid in node_ids)
     keyframes = load_keyframes(snapshot, node_ids, snapshot.t_s, image_loader, max_keyframes)
-    facts = {"matches": matches, "time": when, "options": parse_options(options, vocab, place_tags),
-             "reach_m": reach_m, "place_tags": place_tags, "obs_times": obs_times, "metric_path": path}
+    facts = Facts(matches=tuple(tuple(ms) for ms in matches), time=when,
+                  options=tuple(parse_options(options, vocab, place_tags)), reach_m=float(reach_m),
+                  place_tags=tuple(place_tags), metric_path=path)
     return QueryContext(question=question, t_s=snapshot.t_s, options=tuple(options), intent=intent,
                         snapshot=snapshot, subgraph_text=text, facts=facts, keyframes=keyframes, evidence=evidence)

@@ -5,7 +5,7 @@ Pure functions of a ``MemorySnapshot`` (no I/O), so they are tested with hand-bu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Iterable, Optional
 
 import numpy as np
 
@@ -112,12 +112,8 @@ def nearest_ego_tag(snapshot: MemorySnapshot, point_w: np.ndarray, k: int = 3) -
     return max(votes, key=votes.get) if votes else None
 
 
-ObsTimes = Callable[[str], np.ndarray]  # node id -> times (s) of the object's observations <= t
-
-
-def object_place(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1,
-                 obs_times: Optional[ObsTimes] = None) -> Optional[str]:
-    votes = place_votes(snapshot, node, placement, obs_times)
+def object_place(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1) -> Optional[str]:
+    votes = place_votes(snapshot, node, placement)
     if not votes:
         if node.place_id and node.place_id in snapshot.places:
             return snapshot.places[node.place_id].tag
@@ -125,20 +121,19 @@ def object_place(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1
     return max(votes, key=votes.get)
 
 
-def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1,
-                obs_times: Optional[ObsTimes] = None) -> dict[str, float]:
+def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1) -> dict[str, float]:
     """Evidence (tag -> weight) for the room of one placement of an object (default: the current one).
 
-    With the object's observation times: the tag where the wearer stood at the observation taken
-    closest to the object (an object is seen from inside its room; through a door only from afar).
-    Without them: votes of the tag where a moved object was put down, its keyframes' tags and the
+    With the object's observation times (``node.obs_times_s``): the tag where the wearer stood at the
+    observation taken closest to the object (an object is seen from inside its room; through a door only from afar).
+    Without them (a hand-built node): votes of the tag where a moved object was put down, its keyframes' tags and the
     tags of the wearer positions nearest to it."""
     history = node.position_history or ((node.first_seen_s, node.position_w),)
     placement = placement % len(history)
     start = history[placement][0]
     end = history[placement + 1][0] if placement + 1 < len(history) else np.inf
     point = node.position_w if placement == len(history) - 1 else history[placement][1]
-    times = np.asarray(obs_times(node.node_id) if obs_times else (), dtype=np.float64)
+    times = np.asarray(node.obs_times_s, dtype=np.float64)
     times = times[(times >= start - 1e-6) & (times < end) & (times <= snapshot.t_s)]
     if len(times) and len(snapshot.ego):
         return _observation_votes(snapshot, times, np.asarray(point, dtype=np.float64))
@@ -173,8 +168,7 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
 
 
 def relate(snapshot: MemorySnapshot, node: ObjectNode, t_s: Optional[float] = None,
-           reach_m: float = DEFAULT_REACH_M, frame: Optional[EgoFrame] = None,
-           obs_times: Optional[ObsTimes] = None) -> Optional[EgoRelation]:
+           reach_m: float = DEFAULT_REACH_M, frame: Optional[EgoFrame] = None) -> Optional[EgoRelation]:
     """Ego relation of one object at ``t_s`` (default: snapshot time); None if no pose is known."""
     t = snapshot.t_s if t_s is None else float(t_s)
     frame = frame or ego_frame_at(snapshot, t)
@@ -185,12 +179,12 @@ def relate(snapshot: MemorySnapshot, node: ObjectNode, t_s: Optional[float] = No
     az = azimuth_deg(p_e)
     dist = ground_distance_m(p_e)
     at_now = t >= snapshot.t_s
-    moves = tuple((float(tp), object_place(snapshot, node, i, obs_times) or "") for i, (tp, _) in
+    moves = tuple((float(tp), object_place(snapshot, node, i) or "") for i, (tp, _) in
                   enumerate(node.position_history) if tp <= t)
     return EgoRelation(node_id=node.node_id, label=node.label, t_s=t, position_ego=p_e, azimuth_deg=az,
                        direction=direction_word(az), clock=clock_hour(az), distance_m=dist,
                        reachable=bool(dist <= reach_m),
-                       place=object_place(snapshot, node, max(0, len(moves) - 1), obs_times),
+                       place=object_place(snapshot, node, max(0, len(moves) - 1)),
                        last_seen_s=min(node.last_seen_s, t), present=node.present or not at_now, moves=moves)
 
 
@@ -238,8 +232,7 @@ def current_place(snapshot: MemorySnapshot, t_s: Optional[float] = None) -> Opti
 
 
 def render_subgraph(snapshot: MemorySnapshot, node_ids: Iterable[str], t_s: Optional[float] = None,
-                    reach_m: float = DEFAULT_REACH_M, path_from_s: Optional[float] = None,
-                    obs_times: Optional[ObsTimes] = None) -> str:
+                    reach_m: float = DEFAULT_REACH_M, path_from_s: Optional[float] = None) -> str:
     """Text of the retrieved subgraph in the ego frame at t (what an MLLM or a human reads)."""
     t = snapshot.t_s if t_s is None else float(t_s)
     lines = [f"Time: {t:.1f} s."]
@@ -251,7 +244,7 @@ def render_subgraph(snapshot: MemorySnapshot, node_ids: Iterable[str], t_s: Opti
     lines.append(f"You are {'in the ' + here if here else 'at an unknown place'}; directions are relative to "
                  f"where you face now (front = 12 o'clock), arm reach {reach_m:.1f} m.")
     ids = [i for i in node_ids if i in snapshot.objects]
-    rels = [relate(snapshot, snapshot.objects[i], t, reach_m, frame, obs_times) for i in ids]
+    rels = [relate(snapshot, snapshot.objects[i], t, reach_m, frame) for i in ids]
     if rels:
         lines.append("Objects:")
         lines.extend(f"- {r.describe()}" for r in rels if r is not None)
@@ -263,28 +256,6 @@ def render_subgraph(snapshot: MemorySnapshot, node_ids: Iterable[str], t_s: Opti
     if snapshot.places:
         lines.append("Places: " + ", ".join(sorted({p.tag for p in snapshot.places.values()})))
     return "\n".join(lines)
-
-
-def unseen_views(snapshot: MemorySnapshot, node: ObjectNode, half_fov_deg: tuple[float, float] = (25.0, 18.0),
-                 range_m: tuple[float, float] = (0.8, 4.5)) -> int:
-    """Frames after the object's last sighting in which it should have been seen: the wearer was in the
-    object's room and its centre lay well inside a conservative field of view at a short range.
-    A few such frames mean it is gone even if memory still lists it (memory may miss an absence
-    when the empty place was only glimpsed)."""
-    ego = snapshot.ego
-    start = int(np.searchsorted(ego.times_s, node.last_seen_s, side="right"))
-    if start >= len(ego):
-        return 0
-    room = tag_at(snapshot, node.last_seen_s)
-    T = ego.T_world_cam[start:]
-    p_cam = np.einsum("nji,nj->ni", T[:, :3, :3], np.asarray(node.position_w) - T[:, :3, 3])
-    z = p_cam[:, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inside = (z > range_m[0]) & (z < range_m[1]) & \
-            (np.abs(p_cam[:, 0] / z) < np.tan(np.deg2rad(half_fov_deg[0]))) & \
-            (np.abs(p_cam[:, 1] / z) < np.tan(np.deg2rad(half_fov_deg[1])))
-    same_room = np.array([tag == room for tag in ego.scene_tags[start:]], dtype=bool)
-    return int(np.sum(inside & same_room))
 
 
 def _unit(v: np.ndarray) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Question -> Intent: target objects (with colour / place words), the asked primitive and the
-time reference. Rule-based and deterministic; unknown phrasings give ``primitive="unknown"``
+time reference. Rule-based and deterministic; unknown phrasings give ``Primitive.UNKNOWN``
 with the "not_understood" flag instead of a guess."""
 from __future__ import annotations
 
@@ -7,11 +7,38 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
+from ..types import Flag, TextEnum
 from .vocab import COLOURS, Vocabulary, canonical, normalise, words
 
-PRIMITIVES = ("ego_direction", "facing", "relative_position", "distance_compare", "reachability", "count",
-              "count_change", "category_recall", "my_trajectory", "object_trajectory", "object_location",
-              "unknown")
+class Primitive(TextEnum):
+    """What a question asks of memory."""
+
+    EGO_DIRECTION = "ego_direction"  # where is X relative to me now
+    FACING = "facing"  # where is X if I face Y
+    RELATIVE_POSITION = "relative_position"  # where is X relative to Y, in my orientation
+    DISTANCE_COMPARE = "distance_compare"  # which is closer / farther
+    REACHABILITY = "reachability"  # can I reach X
+    COUNT = "count"  # how many X
+    COUNT_CHANGE = "count_change"  # how did the number of X change
+    CATEGORY_RECALL = "category_recall"  # which of these did I see
+    MY_TRAJECTORY = "my_trajectory"  # where did I go
+    OBJECT_TRAJECTORY = "object_trajectory"  # where was / did X go
+    OBJECT_LOCATION = "object_location"  # which room is X in
+    UNKNOWN = "unknown"  # not understood
+
+
+class TimeKind(TextEnum):
+    """How a question's time reference is given."""
+
+    NOW = "now"
+    JUST_NOW = "just_now"
+    START = "start"
+    AGO = "ago"
+    ABSOLUTE = "absolute"
+    EVENT = "event"
+
+
+PRIMITIVES = tuple(p.value for p in Primitive)
 
 
 @dataclass(frozen=True)
@@ -30,7 +57,7 @@ class TimeRef:
     For events: ``relation`` (at/before/after), ``event`` (enter/leave/pick/put/see),
     ``subject`` (place or object key, or HERE: the wearer's current place) and ``which`` (first/last)."""
 
-    kind: str = "now"
+    kind: TimeKind = TimeKind.NOW
     relation: str = "at"
     event: str = ""
     subject: str = ""
@@ -38,11 +65,14 @@ class TimeRef:
     seconds: float = 0.0
     text: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", TimeKind(self.kind))
+
 
 @dataclass(frozen=True)
 class Intent:
     question: str
-    primitive: str
+    primitive: Primitive
     targets: tuple[Target, ...] = ()
     time_ref: TimeRef = field(default_factory=TimeRef)
     places: tuple[str, ...] = ()  # place words scoping the question ("in the kitchen")
@@ -51,9 +81,12 @@ class Intent:
     flags: tuple[str, ...] = ()
     confidence: float = 1.0
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "primitive", Primitive(self.primitive))
+
     @property
     def understood(self) -> bool:
-        return self.primitive != "unknown"
+        return self.primitive != Primitive.UNKNOWN
 
 
 HERE = "<here>"  # TimeRef subject of "the room before this one": the place the wearer is in at question time
@@ -337,10 +370,10 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         primitive = "ego_direction"
     if primitive in ("ego_direction", "reachability", "object_trajectory", "object_location", "distance_compare",
                      "relative_position") and not targets:
-        flags.append("no_target")
+        flags.append(Flag.NO_TARGET)
         confidence = min(confidence, 0.3)
     if primitive == "unknown":
-        flags.append("not_understood")
+        flags.append(Flag.NOT_UNDERSTOOD)
         confidence = 0.0
     comparison = ""
     if primitive == "distance_compare":

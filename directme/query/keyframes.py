@@ -5,7 +5,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ..answerers.base import Keyframe
+from .types import Keyframe
 from ..memory.snapshot import KeyframeRef, MemorySnapshot
 
 ImageLoader = Callable[[KeyframeRef], Optional[np.ndarray]]

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
+from ..types import TextEnum
 from .intent import Target, _targets
 from .vocab import Vocabulary, canonical, normalise, words
 
@@ -16,14 +17,30 @@ _BACK = {"behind", "rear", "back", "backward", "backwards"}
 _CLOCK_RE = re.compile(r"\b(1[0-2]|[1-9])\s*o'?\s*clock\b")
 
 
+class OptionKind(TextEnum):
+    """What an answer option states."""
+
+    YES = "yes"
+    NO = "no"
+    COUNT = "count"
+    DIRECTION = "direction"
+    CLOCK = "clock"
+    PLACE = "place"
+    OBJECT = "object"
+    UNKNOWN = "unknown"
+
+
 @dataclass(frozen=True)
 class OptionMeaning:
     text: str
-    kind: str  # yes | no | count | direction | clock | place | object | unknown
+    kind: OptionKind
     number: Optional[int] = None
     azimuth_deg: Optional[float] = None  # 0 front, +90 left (direction and clock options)
     place: Optional[str] = None
     objects: tuple[Target, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", OptionKind(self.kind))
 
 
 def direction_azimuth(toks: Iterable[str]) -> Optional[float]:

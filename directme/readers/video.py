@@ -19,11 +19,20 @@ import numpy as np
 from .._lazy import require
 from ..errors import CorruptInputError, InvalidInputError
 from ..geometry import Intrinsics
-from ..types import Frame
+from ..types import Frame, TextEnum
 from .resample import RateSampler, count_kept
 
 log = logging.getLogger(__name__)
-ON_CORRUPT = ("error", "skip")
+
+
+class OnCorrupt(TextEnum):
+    """What a video reader does at damage: raise CorruptInputError, or skip the damaged part (logged)."""
+
+    ERROR = "error"
+    SKIP = "skip"
+
+
+ON_CORRUPT = tuple(c.value for c in OnCorrupt)  # ("error", "skip")
 # how to repair each kind of damage ({path}, {stem}, {suffix} of the file)
 REENCODE = ("re-encode it, which drops or conceals the damaged frames (`ffmpeg -i {path} -c:v libx264 -crf 18 "
             "{stem}-fixed.mp4`; a re-mux with `-c copy` keeps the damage)")
@@ -87,13 +96,13 @@ class VideoReader:
     """
 
     def __init__(self, path: Union[str, Path], fps: Optional[float] = 1.0,
-                 intrinsics: Optional[Intrinsics] = None, on_corrupt: str = "error"):
+                 intrinsics: Optional[Intrinsics] = None, on_corrupt: str = OnCorrupt.ERROR):
         self.path = Path(path)
         if not self.path.is_file():
             raise InvalidInputError(f"video {self.path} does not exist")
         if on_corrupt not in ON_CORRUPT:
             raise InvalidInputError(f"on_corrupt must be one of {ON_CORRUPT}, got {on_corrupt!r}")
-        self.fps, self.intrinsics, self.on_corrupt = fps, intrinsics, on_corrupt
+        self.fps, self.intrinsics, self.on_corrupt = fps, intrinsics, OnCorrupt(on_corrupt)
         self.damage: list[Damage] = []
 
     def _open(self) -> Any:
@@ -189,7 +198,7 @@ class _Decode:
                     continue
                 self.t0 = float(frame.time) if self.t0 is None else self.t0
                 if self.last_s is not None and float(frame.time) - self.t0 <= self.last_s:
-                    if self.reader.on_corrupt == "skip":  # garbled timestamps: the frame cannot be placed
+                    if self.reader.on_corrupt == OnCorrupt.SKIP:  # garbled timestamps: the frame cannot be placed
                         self._damaged(float(frame.time) - self.t0, "the frame's timestamp goes backwards")
                         continue
                 yield frame
@@ -206,7 +215,7 @@ class _Decode:
 
     def _damaged(self, t_s: float, reason: str, end_s: Optional[float] = None, fix: str = REENCODE) -> None:
         """Damage from ``t_s`` (to ``end_s``: the rest of the stream): raise, or open / extend a skipped part."""
-        if self.reader.on_corrupt == "error":
+        if self.reader.on_corrupt == OnCorrupt.ERROR:
             path = self.path
             raise CorruptInputError(
                 f"video {path} is damaged at t={t_s:.2f} s: {reason}. Fix: "

@@ -4,26 +4,18 @@
     ep = generate_episode(seed=0, minutes=5.0)
     for frame in ep.frames(): ...          # lazily rendered directme.types.Frame
     ep.questions                            # tuple of directme.types.Question
-    perception = OraclePerception(ep, noise="realistic", seed=0)
+    perception = OraclePerception(ep, noise="realistic", seed=0)   # = ep.oracle_perception("realistic", 0)
 
 See docs/simulator.md for the world, the on-disk format and the question templates.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from .episode import Episode, FrameGT, Layout, ObjectGT, RenderedFrame, Room, SimEvent
 from .generate import generate_episode
 from .io import load_episode, save_episode, to_ucsbench
+from .oracle import NOISE_PRESETS, NoisePreset, OraclePerception
 from .questions import SUBTASK_CATEGORY, SUBTASKS
 
 __all__ = ["Episode", "FrameGT", "Layout", "ObjectGT", "RenderedFrame", "Room", "SimEvent", "generate_episode",
-           "save_episode", "load_episode", "to_ucsbench", "SUBTASKS", "SUBTASK_CATEGORY", "OraclePerception"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "OraclePerception":  # lives in directme.perception (imported lazily: no import cycle)
-        from ..perception.oracle import OraclePerception
-
-        return OraclePerception
-    raise AttributeError(f"module 'directme.sim' has no attribute {name!r}")
+           "save_episode", "load_episode", "to_ucsbench", "SUBTASKS", "SUBTASK_CATEGORY", "OraclePerception",
+           "NoisePreset", "NOISE_PRESETS"]

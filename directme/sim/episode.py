@@ -5,13 +5,14 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional, Union
 
 import numpy as np
 
 from ..errors import InvalidInputError
 from ..geometry import Intrinsics, Pose
 from ..types import Frame, Question
+from .oracle import NoisePreset, OraclePerception
 
 UP_WORLD = np.array([0.0, 0.0, 1.0])  # world frame: z up (gravity), metres
 
@@ -192,6 +193,11 @@ class Episode:
         """Frames start..stop-1, rendered one at a time (nothing is kept in memory)."""
         for i in range(start, self.n_frames if stop is None else min(stop, self.n_frames)):
             yield self.frame(i)
+
+    def oracle_perception(self, noise: Union[str, NoisePreset] = "none", seed: int = 0) -> OraclePerception:
+        """This episode's ground truth replayed as perception, with seeded ``noise`` (a preset name or a
+        NoisePreset): what the agent's 'oracle' backend asks for (directme.perception.OracleEpisode)."""
+        return OraclePerception(self, noise=noise, seed=seed)
 
     def questions_by_subtask(self) -> dict[str, list[Question]]:
         out: dict[str, list[Question]] = {}

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from typing import Any, NamedTuple, Optional, Union
 
 from ..memory import MemoryConfig, SpatialMemory
-from ..perception.oracle import FALSE_POSITIVE_ID_BASE, SWITCHED_ID_BASE, NoisePreset, OraclePerception
+from .oracle import FALSE_POSITIVE_ID_BASE, SWITCHED_ID_BASE, NoisePreset, OraclePerception
 
 
 def gt_object(track_id: int) -> Optional[int]:
@@ -31,9 +31,10 @@ class AssociationScore(NamedTuple):
 
 def stream_episode(episode: Any, noise: Union[str, NoisePreset], seed: int = 0,
                    **memory_config) -> tuple[SpatialMemory, dict]:
-    """Feed an episode through oracle perception into a memory; returns it and node -> Counter(GT id)."""
+    """Feed an episode through oracle perception into a memory; returns it and node -> Counter(GT id).
+    ``memory_config``: MemoryConfig fields named ``section__field`` (e.g. ``relocalisation__enabled=False``)."""
     oracle = OraclePerception(episode, noise=noise, seed=seed)
-    mem = SpatialMemory(MemoryConfig(up_world=tuple(episode.up_world), **memory_config))
+    mem = SpatialMemory(MemoryConfig().replace(up_world=tuple(episode.up_world), **memory_config))
     votes: dict[str, Counter] = defaultdict(Counter)
     for frame in episode.frames():
         for tid, nid in mem.update(oracle.perceive(frame)).items():
@@ -47,8 +48,8 @@ def association_score(mem: SpatialMemory, votes: dict) -> AssociationScore:
     node_gt, merges = {}, 0
     for nid in snap.objects:
         c = Counter({g: n for g, n in votes[nid].items() if g is not None})
-        for rec in mem.records:  # observations of nodes merged into this one count for it
-            if rec.merged_into is not None and mem._survivor(rec).node_id == nid:
+        for rec in mem.objects.records:  # observations of nodes merged into this one count for it
+            if rec.merged_into is not None and mem.objects.survivor(rec).node_id == nid:
                 c.update({g: n for g, n in votes[rec.node_id].items() if g is not None})
         if not c:
             continue

@@ -1,6 +1,9 @@
 """Oracle perception: replays a simulator episode's ground truth (depth, pose, instance masks,
 labels, room tag) as FramePerception, with seeded noise so that the memory and reasoning layers
-can be measured without model weights. Presets: ``none`` (exact) and ``realistic``."""
+can be measured without model weights. Presets: ``none`` (exact) and ``realistic``.
+
+Part of the simulator (it reads the episode's ground truth and catalog); the agent's 'oracle'
+perception backend gets it from ``Episode.oracle_perception``, so the pipeline never imports it."""
 from __future__ import annotations
 
 import math
@@ -12,6 +15,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..geometry import Pose, rotation_about_axis
 from ..types import Frame, FramePerception, InstanceObservation
+from .catalog import CATALOG, similar_labels
 
 FALSE_POSITIVE_ID_BASE = 1_000_000  # track ids of false positives start here
 SWITCHED_ID_BASE = 2_000_000  # track ids given after an identity switch start here
@@ -65,8 +69,6 @@ class OraclePerception:
     name = "oracle"
 
     def __init__(self, episode, noise: Union[str, NoisePreset] = "none", seed: int = 0):
-        from ..sim.catalog import CATALOG
-
         self.episode, self.preset, self.seed = episode, get_preset(noise), int(seed)
         self.fp_labels = tuple(sorted(CATALOG))
         self._poses = self._drifted_poses()
@@ -176,8 +178,6 @@ class OraclePerception:
 
     def _detection(self, oid: int, ids: np.ndarray, box: tuple[slice, slice], index: int,
                    rng: np.random.Generator) -> Optional[InstanceObservation]:
-        from ..sim.catalog import similar_labels
-
         p = self.preset
         obj = self.episode.object(oid)
         if p.miss_rate > 0 and rng.random() < p.miss_rate:

@@ -49,7 +49,7 @@ def ask_tiny(family: str, model_dir: str):
 
 def _check(family: str) -> Callable[[], str]:
     def run() -> str:
-        from .tiny import build_tiny_vl
+        from ..answerers.tiny import build_tiny_vl
 
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix=f"directme-tiny-{family}-") as d:

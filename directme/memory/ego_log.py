@@ -1,0 +1,84 @@
+"""The ego log: the wearer's camera pose, intrinsics, scene tag and distance walked at every frame the
+memory took, plus the world's up direction (append-only, so a view at time t never changes)."""
+from __future__ import annotations
+
+from array import array
+from typing import Any, Optional
+
+import numpy as np
+
+from ..geometry import Intrinsics
+from .buffers import GrowArray
+from .snapshot import EgoTrack
+
+K_UNKNOWN = np.zeros(6, np.float32)  # intrinsics row of frames saved before they were logged
+
+
+class EgoLog:
+    """Per-frame columns of the wearer's track (memory world frame)."""
+
+    def __init__(self, up_world: Optional[np.ndarray] = None) -> None:
+        self.t = GrowArray(np.float64)
+        self.T = GrowArray(np.float32, (4, 4))
+        self.frame = GrowArray(np.int32)  # stream frame index of each ego frame
+        self.tag = GrowArray(np.int16)  # index into ``tags``
+        self.K = GrowArray(np.float32, (6,))  # fx, fy, cx, cy, width, height of each frame's camera
+        self.path_m = array("d")  # metres walked up to each ego frame (drift allowance)
+        self.tags: list[Optional[str]] = []
+        self.up_world = up_world
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @property
+    def latest_t_s(self) -> Optional[float]:
+        return float(self.t[len(self.t) - 1]) if len(self.t) else None
+
+    def append(self, t_s: float, T_world_cam: np.ndarray, frame_index: int, tag: Optional[str],
+               intrinsics: Intrinsics, step_m: float) -> int:
+        """Log one frame; returns its position in the log."""
+        self.t.append(t_s)
+        self.T.append(T_world_cam.astype(np.float32))
+        self.frame.append(frame_index if frame_index >= 0 else len(self.t) - 1)
+        if tag not in self.tags:
+            self.tags.append(tag)
+        self.tag.append(self.tags.index(tag))
+        k = intrinsics
+        self.K.append((k.fx, k.fy, k.cx, k.cy, k.width, k.height))
+        self.path_m.append((self.path_m[-1] if self.path_m else 0.0) + step_m)
+        return len(self.t) - 1
+
+    def n_frames_at(self, t_s: float) -> int:
+        return int(np.searchsorted(self.t.view(), t_s, side="right"))
+
+    def tag_of(self, frame_pos: int) -> Optional[str]:
+        return self.tags[int(self.tag[frame_pos])]
+
+    def walked_between(self, frame_pos: int) -> float:
+        """Metres walked since the frame at ``frame_pos``."""
+        return self.path_m[-1] - self.path_m[frame_pos]
+
+    def track(self, n: int) -> EgoTrack:
+        """The first ``n`` frames as the snapshot's ego track."""
+        return EgoTrack(self.t.view(n), self.T.view(n), tuple(self.tags[i] for i in self.tag.view(n).tolist()),
+                        tuple(self.frame.view(n).tolist()))
+
+    # ------------------------------------------------------------------ persistence
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta = {"tags": self.tags, "up_world": None if self.up_world is None else [float(v) for v in self.up_world]}
+        arrays = {"ego_t": self.t.to_array(), "ego_T": self.T.to_array(), "ego_frame": self.frame.to_array(),
+                  "ego_tag": self.tag.to_array(), "ego_K": self.K.to_array(),
+                  "ego_path": np.array(self.path_m, np.float64)}
+        return meta, arrays
+
+    @staticmethod
+    def from_state(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> "EgoLog":
+        up = meta["up_world"]
+        log = EgoLog(None if up is None else np.asarray(up, dtype=np.float64))
+        log.tags = list(meta["tags"])
+        log.t, log.T = GrowArray.from_array(arrays["ego_t"]), GrowArray.from_array(arrays["ego_T"])
+        log.frame, log.tag = GrowArray.from_array(arrays["ego_frame"]), GrowArray.from_array(arrays["ego_tag"])
+        K = arrays.get("ego_K")
+        log.K = GrowArray.from_array(K if K is not None else np.tile(K_UNKNOWN, (len(log.t), 1)))
+        log.path_m = array("d", arrays["ego_path"].tolist())
+        return log

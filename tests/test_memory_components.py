@@ -1,0 +1,116 @@
+"""The memory's components and boundaries: sectioned config (old flat keys), what the snapshot says about
+views and observations, per-component persistence, and the format-1 save layout."""
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from directme.errors import InvalidInputError
+from directme.geometry import Intrinsics
+from directme.memory import MemoryConfig, SpatialMemory
+from directme.memory.config import AssociationConfig
+from directme.memory.testing import Box, look_at, orbit, perceive
+
+SCENE = [Box(1, "cup", (0.0, 0.0, 0.05), (0.1, 0.1, 0.1)), Box(2, "chair", (0.8, 0.6, 0.4), (0.5, 0.5, 0.8))]
+Z_UP = MemoryConfig(up_world=(0.0, 0.0, 1.0))
+
+
+def test_flat_keys_load_with_a_deprecation_naming_the_new_key():
+    with pytest.warns(DeprecationWarning, match=r"relocalize -> relocalisation\.enabled"):
+        cfg = MemoryConfig.from_dict({"relocalize": False, "voxel_m": 0.1, "gone_frames": 5})
+    assert (cfg.relocalisation.enabled, cfg.map.voxel_m, cfg.gone.frames) == (False, 0.1, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the nested form warns about nothing
+        again = MemoryConfig.from_dict(cfg.to_dict())
+    assert again == cfg
+
+
+def test_config_errors_name_the_section_and_field():
+    with pytest.raises(InvalidInputError, match=r"unknown MemoryConfig.association fields \['radius'\]"):
+        MemoryConfig.from_dict({"association": {"radius": 1.0}})
+    with pytest.raises(InvalidInputError, match="AssociationConfig.recent_s"):
+        MemoryConfig().replace(association__recent_s=0)
+    with pytest.raises(InvalidInputError, match="must be a mapping"):
+        MemoryConfig.from_dict({"gone": 3})
+    with pytest.raises(InvalidInputError, match="must be a AssociationConfig"):
+        MemoryConfig(association={"recent_s": 1.0})
+
+
+def test_a_former_module_constant_is_a_setting_that_acts():
+    """association.recent_s (was a module constant): a node unseen for longer gets the drift allowance."""
+    boxes = [Box(1, "cup", (0.0, 0.0, 0.05), (0.1, 0.1, 0.1))]
+    K = Intrinsics.from_fov(160, 120, 70.0)
+    pose = look_at((1.2, 0.0, 0.8), (0.0, 0.0, 0.05))
+    shifted = [Box(1, "cup", (0.45, 0.0, 0.05), (0.1, 0.1, 0.1))]  # 0.45 m away: only a loose match joins it
+    counts = {}
+    for recent_s in (5.0, 30.0):
+        cfg = MemoryConfig().replace(up_world=(0.0, 0.0, 1.0), association__recent_s=recent_s,
+                                     relocalisation__enabled=False, heading__enabled=False)
+        mem = SpatialMemory(cfg)
+        for k in range(3):
+            mem.update(perceive(boxes, pose, K, float(k), k))
+        mem.update(perceive(shifted, pose, K, 20.0, 3, track_ids={1: 7}))  # a new track id 20 s later
+        counts[recent_s] = len(mem.as_of(20.0).objects)
+    assert counts == {5.0: 1, 30.0: 2}, counts
+    assert AssociationConfig().recent_s == 10.0
+
+
+def test_snapshot_carries_observation_times_and_missed_views():
+    mem = SpatialMemory(Z_UP)
+    frames = list(orbit(SCENE, 6, size=(160, 120), radius=2.0))
+    mem.update_many(frames)
+    K = Intrinsics.from_fov(160, 120, 70.0)
+    pose = look_at((1.5, 0.0, 1.0), (0.0, 0.0, 0.05))  # the cup's place, straight ahead at ~1.8 m
+    cup_gone = [SCENE[1]]  # the chair alone: the cup has left
+    for k in range(3):
+        mem.update(perceive(cup_gone, pose, K, 10.0 + k, 6 + k))
+    snap = mem.as_of(12.0)
+    (cup,) = [o for o in snap.objects.values() if o.label == "cup"]
+    assert cup.obs_times_s.tolist() == [f.t_s for f in frames]
+    assert cup.missed_views == 3
+    assert mem.as_of(10.0).objects[cup.node_id].missed_views == 1  # causal: only views up to t
+    narrow = SpatialMemory(Z_UP)  # a camera whose image is too narrow to have shown it off-centre
+    narrow.update_many(frames)
+    K_narrow = Intrinsics(fx=400.0, fy=400.0, cx=80.0, cy=60.0, width=160, height=120)
+    off = look_at((1.5, 0.0, 1.0), (0.0, -0.5, 0.05))
+    for k in range(3):
+        narrow.update(perceive(cup_gone, off, K_narrow, 10.0 + k, 6 + k))
+        mem.update(perceive(cup_gone, off, K, 13.0 + k, 9 + k))
+    assert narrow.as_of(12.0).objects[cup.node_id].missed_views == 0
+    assert mem.as_of(15.0).objects[cup.node_id].missed_views == 6  # the wide camera had it in view
+
+
+def test_components_persist_themselves_and_format_1_still_loads(tmp_path):
+    mem = SpatialMemory(Z_UP)
+    mem.update_many(orbit(SCENE, 8, size=(160, 120), radius=2.0))
+    mem.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "memory.json").read_text())
+    assert meta["format"] == "directme-memory/2" and "association" in meta["config"]
+    loaded = SpatialMemory.load(tmp_path / "m")
+    assert np.array_equal(loaded.ego.K.view(), mem.ego.K.view())
+    assert loaded.objects.labels == mem.objects.labels and loaded.drift.to_state() == mem.drift.to_state()
+    # a format-1 save: flat config keys, no intrinsics in the ego log
+    flat = {"up_world": [0.0, 0.0, 1.0], "relocalize": True, "voxel_m": 0.05}
+    meta.update(format="directme-memory/1", config=flat)
+    (tmp_path / "m" / "memory.json").write_text(json.dumps(meta))
+    with np.load(tmp_path / "m" / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files if k != "ego_K"}
+    np.savez(tmp_path / "m" / "arrays.npz", **arrays)
+    old = SpatialMemory.load(tmp_path / "m")
+    assert old.cfg == Z_UP
+    a, b = old.as_of(7.0), mem.as_of(7.0)
+    assert sorted(a.objects) == sorted(b.objects)
+    assert all(np.allclose(a.objects[n].position_w, b.objects[n].position_w) for n in a.objects)
+
+
+def test_every_config_field_is_documented_in_memory_md():
+    from dataclasses import fields
+    from pathlib import Path
+
+    from directme.memory.config import _SECTIONS
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "memory.md").read_text(encoding="utf-8")
+    missing = [f"{name}.{f.name}" for name, cls in _SECTIONS.items() for f in fields(cls)
+               if f"| `{f.name}` | `{f.default}` |" not in doc]
+    assert not missing, f"docs/memory.md Configuration tables lack (or have a stale default for): {missing}"
