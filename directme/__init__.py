@@ -16,12 +16,12 @@ __version__ = "0.1.0"
 _LAZY = {
     "Agent": ("directme.agent", "Agent"),
     "AgentConfig": ("directme.config", "AgentConfig"),
-    "Answer": ("directme.answerers.base", "Answer"),
+    "Answer": ("directme.types", "Answer"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .agent import Agent
-    from .answerers.base import Answer
+    from .types import Answer
     from .config import AgentConfig
 
 

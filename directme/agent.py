@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from .config import AgentConfig
 from .errors import InvalidInputError
 from .perception import build_perception
+from ._sync import ReadWriteLock, exclusive, guarded, shared
 from .types import OPTION_LETTERS, Answer, Flag, Frame, FramePerception
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory.snapshot import MemorySnapshot
 
 log = logging.getLogger(__name__)
 _T_TOL_S = 1e-6
@@ -32,6 +37,9 @@ class Agent:
         self.episode = episode
         self._perception = perception
         self._answerer = answerer
+        # observe/flush/save/reset write, ask reads (docs/faq.md, Threads); components are built once
+        self._rwlock = ReadWriteLock()
+        self._components_lock = threading.RLock()
         from .query.embed import CachedEmbedder
 
         self._embedder = CachedEmbedder(self.config.query.embedder)
@@ -43,14 +51,23 @@ class Agent:
             return cls(AgentConfig.from_file(path_or_dict), **kwargs)
         return cls(path_or_dict, **kwargs)
 
+    def __getstate__(self) -> dict:  # copy / pickle: the locks are not copied, a copy gets its own
+        return {k: v for k, v in self.__dict__.items() if k not in ("_rwlock", "_components_lock")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._rwlock, self._components_lock = ReadWriteLock(), threading.RLock()
+
     # ------------------------------------------------------------------ components
     @property
+    @guarded("_components_lock")
     def perception(self):
         if self._perception is None:
             self._perception = build_perception(self.config.perception, self.episode)
         return self._perception
 
     @property
+    @guarded("_components_lock")
     def answerer(self):
         if self._answerer is None:
             from .answerers.registry import build_answerer
@@ -59,6 +76,7 @@ class Agent:
             self._answerer = build_answerer(self.config.answerer.name, opts)
         return self._answerer
 
+    @exclusive
     def reset(self) -> None:
         """Forget everything observed (configuration and backends are kept)."""
         from .memory import SpatialMemory
@@ -73,6 +91,7 @@ class Agent:
             self._perception.reset()
 
     # ------------------------------------------------------------------ streaming input
+    @exclusive
     def observe(self, frame: Frame) -> int:
         """Feed one frame (in time order); returns how many frames reached memory."""
         if not isinstance(frame, Frame):
@@ -80,23 +99,37 @@ class Agent:
         if self._last_input_t is not None and frame.t_s < self._last_input_t - _T_TOL_S:
             raise InvalidInputError(f"frame {frame.index} at t={frame.t_s} s arrives after t={self._last_input_t} s: "
                                     "frames must be given in time order")
-        self._last_input_t = frame.t_s
-        return sum(self._integrate(fp) for fp in self.perception.process(frame))
+        # Nothing is recorded (the input clock included) until the frame and what perception made of it
+        # passed every check: a rejected frame leaves the agent as it was.
+        from .memory.ingest import validate
+
+        perceived = list(self.perception.process(frame))
+        if len(perceived) > 1:  # all or nothing (one alone is checked by memory.update before it changes anything)
+            latest = self.memory.latest_t_s
+            for fp in perceived:
+                validate(fp, latest if latest is not None else -np.inf)
+                latest = fp.t_s
+        n = sum(self._integrate(fp) for fp in perceived)
+        self._last_input_t = frame.t_s if self._last_input_t is None else max(self._last_input_t, frame.t_s)
+        return n
 
     def observe_many(self, frames: Iterable[Frame]) -> int:
         return sum(self.observe(f) for f in frames)
 
+    @exclusive
     def flush(self) -> int:
         """Push frames still buffered by the perception backend into memory (end of a stream)."""
         return sum(self._integrate(fp) for fp in self.perception.flush())
 
+    @exclusive
     def observe_perception(self, fp: FramePerception) -> int:
         """Feed a pre-computed FramePerception (bypasses the configured perception)."""
         if not isinstance(fp, FramePerception):
             raise InvalidInputError(f"observe_perception() takes a FramePerception, got {type(fp).__name__}")
+        n = self._integrate(fp)  # memory.update checks everything before it changes anything
         if self._last_input_t is None or fp.t_s > self._last_input_t:
             self._last_input_t = fp.t_s
-        return self._integrate(fp)
+        return n
 
     def _integrate(self, fp: FramePerception) -> int:
         self.memory.update(fp)
@@ -110,19 +143,17 @@ class Agent:
         return self._last_t
 
     # ------------------------------------------------------------------ questions
+    @shared
     def ask(self, question: str, t: Optional[float] = None, options: Optional[Sequence[str]] = None) -> Answer:
         """Answer ``question`` at stream time ``t`` (default: the latest observed time) from memory <= t."""
-        if not isinstance(question, str) or not question.strip():
-            raise InvalidInputError(f"question must be a non-empty string, got {question!r}")
-        opts = tuple(options or ())
-        if len(opts) > len(OPTION_LETTERS) or not all(isinstance(o, str) for o in opts):
-            raise InvalidInputError(f"options must be at most {len(OPTION_LETTERS)} strings, got {options!r}")
+        from .types import as_text, check_options, check_timestamp
+
+        question = as_text(question, "question")
+        opts = check_options(options)  # a str or a dict is refused, never split into characters or keys
         latest = self._last_t if self._last_t is not None else self._last_input_t
         if t is None:
             t = latest if latest is not None else 0.0
-        t = float(t)
-        if not np.isfinite(t) or t < 0:
-            raise InvalidInputError(f"question time must be a finite number of seconds >= 0, got {t}")
+        t = check_timestamp(t, "question time", max_s=np.inf)
         if latest is not None and t > max(latest, self._last_input_t or latest) + _T_TOL_S:
             raise InvalidInputError(f"cannot answer at t={t:.3f} s: the stream has only been observed up to "
                                     f"t={latest:.3f} s (questions about the future are not answerable)")
@@ -132,7 +163,7 @@ class Agent:
         snapshot = self.memory.as_of(t)
         return self._answer(question, opts, snapshot)
 
-    def _answer(self, question: str, opts: tuple[str, ...], snapshot) -> Answer:
+    def _answer(self, question: str, opts: tuple[str, ...], snapshot: MemorySnapshot) -> Answer:
         from .query.context import build_context
 
         q = self.config.query
@@ -156,30 +187,39 @@ class Agent:
                       confidence=0.0, option_scores=scores, answerer="agent", flags=(flag, Flag.NO_EVIDENCE))
 
     # ------------------------------------------------------------------ persistence
+    @exclusive
     def save(self, directory: Union[str, Path]) -> Path:
-        """Write the memory and the agent state to ``directory`` (created if needed)."""
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        self.memory.save(d / "memory")
-        state = {"config": self.config.to_dict(), "first_t": self._first_t, "last_t": self._last_t,
-                 "last_input_t": self._last_input_t}
-        (d / "agent.json").write_text(json.dumps(state, indent=2, default=_jsonable), encoding="utf-8")
-        return d
+        """Write the memory and the agent state to ``directory`` (its parents are created if needed).
+
+        Crash-safe: written into a sibling directory, sealed with ``manifest.json`` (size and sha256 of each
+        file) and renamed into place, so an earlier save there stays whole until the new one is complete.
+        ``directory`` must be new, empty or an earlier directme save (docs/faq.md, Saved agents and memories)."""
+        from ._atomic import save_dir
+
+        state = {"format": AGENT_FORMAT, "config": self.config.to_dict(), "first_t": self._first_t,
+                 "last_t": self._last_t, "last_input_t": self._last_input_t}
+        text = json.dumps(state, indent=2, default=_jsonable)
+
+        def write(tmp: Path) -> None:
+            self.memory.save(tmp / "memory")
+            (tmp / "agent.json").write_text(text, encoding="utf-8")
+
+        return save_dir(directory, "agent", write, legacy=_SAVE_FILES)
 
     @classmethod
     def load(cls, directory: Union[str, Path], **kwargs) -> "Agent":
-        """Restore an agent saved with ``save``; new frames continue the stream where it stopped."""
+        """Restore an agent saved with ``save``; new frames continue the stream where it stopped. The checksums
+        and the saved state's consistency are checked first: a damaged, incomplete or edited save raises
+        ``directme.errors.InvalidSaveError`` naming the file and what to do."""
         from .memory import SpatialMemory
 
-        d = Path(directory)
-        state_file = d / "agent.json"
-        if not state_file.is_file():
-            raise InvalidInputError(f"{d} is not a saved agent (no agent.json); save one with Agent.save(dir)")
-        state = json.loads(state_file.read_text(encoding="utf-8"))
-        agent = cls(AgentConfig.from_dict(state["config"]), **kwargs)
-        agent.memory = SpatialMemory.load(d / "memory")
-        agent._first_t, agent._last_t = state["first_t"], state["last_t"]
-        agent._last_input_t = state.get("last_input_t", state["last_t"])
+        d, state = _read_agent_state(directory)
+        config = _saved_config(d / "agent.json", state)
+        memory = SpatialMemory.load(d / "memory")
+        times = _saved_times(d / "agent.json", state, memory, config)
+        agent = cls(config, **kwargs)
+        agent.memory = memory
+        agent._first_t, agent._last_t, agent._last_input_t = times
         return agent
 
 
@@ -189,3 +229,90 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, (np.floating, np.integer)):
         return obj.item()
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+# ------------------------------------------------------------------ saves (Agent.save / Agent.load)
+AGENT_FORMAT = "directme-agent/1"
+_SAVE_FILES = ("agent.json", "memory")  # a save written before manifests and format versions
+
+
+def check_save_destination(directory: Union[str, Path]) -> Path:
+    """Refuse now a directory ``Agent.save`` would refuse (an empty path, a link, a file, a non-empty
+    directory that is not a directme save), e.g. before streaming (``directme run --save``)."""
+    from ._atomic import check_destination
+
+    return check_destination(directory, "agent", _SAVE_FILES)
+
+
+def _read_agent_state(directory: Union[str, Path]) -> tuple[Path, dict]:
+    """(the directory to read, agent.json) after checking the manifest; the recovery rule of _atomic.py."""
+    from os import PathLike
+
+    from ._atomic import MANIFEST, RESTORE, read_json, resolve, verify
+    from .errors import InvalidSaveError
+
+    if not isinstance(directory, (str, PathLike)) or not str(directory).strip():
+        raise InvalidInputError(f"Agent.load() takes the directory of a saved agent, got {directory!r}")
+    d = resolve(directory)
+    state_file = d / "agent.json"
+    sealed = (d / MANIFEST).exists() or (d / MANIFEST).is_symlink()
+    if not sealed and not state_file.is_file():
+        raise InvalidInputError(f"{d} is not a saved agent (no agent.json); save one with Agent.save(dir)")
+    if sealed:
+        verify(d, "agent", ("agent.json", "memory/manifest.json"))
+    state = read_json(state_file, "agent's state")
+    fmt = state.get("format")
+    if fmt not in (None, AGENT_FORMAT) or (fmt is None and sealed):
+        raise InvalidSaveError(f"{state_file}: format {fmt!r}, this version reads {AGENT_FORMAT!r}: load it with the "
+                               "directme version that wrote it, or save it again from its source")
+    if fmt is not None and not sealed:
+        raise InvalidSaveError(f"{d / MANIFEST}: missing, but {state_file} says format {fmt!r}, which is always saved "
+                               f"with one (the save is incomplete or was copied in part); {RESTORE}")
+    return d, state
+
+
+def _saved_config(path: Path, state: dict) -> AgentConfig:
+    from ._atomic import RESTORE
+    from .errors import InvalidSaveError
+
+    if "config" not in state:
+        raise InvalidSaveError(f"{path}: no 'config' (edited or damaged); {RESTORE}")
+    try:
+        return AgentConfig.from_dict(state["config"])
+    except (InvalidInputError, TypeError, ValueError, KeyError, AttributeError) as e:
+        raise InvalidSaveError(f"{path}: its 'config' is not a valid agent config ({e}); {RESTORE}") from None
+
+
+def _saved_times(path: Path, state: dict, memory: Any, config: AgentConfig) -> tuple:
+    """first_t, last_t, last_input_t of agent.json, checked against the memory's ego log (the first and the
+    latest frame in memory) and its config: an edited or mixed save is refused, not answered from."""
+    from ._atomic import RESTORE
+    from .errors import InvalidSaveError
+
+    def bad(problem: str) -> InvalidSaveError:
+        return InvalidSaveError(f"{path}: {problem} - the save is inconsistent (edited, or files of two saves); "
+                                f"{RESTORE}")
+
+    def seconds(key: str) -> Optional[float]:
+        v = state.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)):
+            raise bad(f"'{key}' must be a finite number of seconds or null, got {v!r}")
+        return None if v is None else float(v)
+
+    for key in ("first_t", "last_t"):
+        if key not in state:
+            raise bad(f"no '{key}'")
+    first, last = seconds("first_t"), seconds("last_t")
+    last_input = seconds("last_input_t") if "last_input_t" in state else last  # saves before it was kept
+    ego_t = memory.ego.t.view()
+    if not len(ego_t) and (first, last) != (None, None):
+        raise bad(f"'first_t' {first} and 'last_t' {last} say frames were observed, but memory/ holds none")
+    if len(ego_t) and (first is None or last is None or abs(first - float(ego_t[0])) > 1e-9
+                       or abs(last - float(ego_t[-1])) > 1e-9):
+        raise bad(f"'first_t' {first} and 'last_t' {last} do not match memory/'s frames, from t={float(ego_t[0])} "
+                  f"to t={float(ego_t[-1])} s")
+    if last is not None and (last_input is None or last_input < last - _T_TOL_S):
+        raise bad(f"'last_input_t' {last_input} is before 'last_t' {last}")
+    if memory.cfg != config.memory:
+        raise bad("its 'memory' config differs from memory/memory.json's")
+    return first, last, last_input

@@ -1,11 +1,15 @@
 """Agent configuration: perception backend, memory parameters, question handling, answerer.
 
 ``AgentConfig.from_file("agent.yaml")`` reads YAML or JSON with the sections ``perception``,
-``memory``, ``query`` and ``answerer``; unknown keys are an error naming the key."""
+``memory``, ``query`` and ``answerer``; unknown keys are an error naming the key. Values are parsed
+strictly at load time (``directme.validation``): booleans only from booleans, integers only from
+integers, numbers not from strings, each in its range, free-form ``options`` plain JSON data; an
+error names the key path (``query.reach_m: expected a number, got '1.0'``). Config files may not use
+YAML anchors/aliases and are at most 1 MiB."""
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field, fields
+import math
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Union
 
@@ -13,14 +17,11 @@ from .errors import InvalidInputError
 from .memory.config import MemoryConfig
 
 
-def _build(cls, section: str, d: Mapping[str, Any]):
-    if not isinstance(d, Mapping):
-        raise InvalidInputError(f"config section '{section}' must be a mapping, got {type(d).__name__}")
-    known = {f.name for f in fields(cls)}
-    unknown = set(d) - known
-    if unknown:
-        raise InvalidInputError(f"unknown keys {sorted(unknown)} in config section '{section}'; known: {sorted(known)}")
-    return cls(**d)
+def _build(cls, section: str, d: Any):
+    """Section ``section`` from ``d`` (a mapping, or None/empty for the defaults), strictly typed."""
+    from .validation import parse_dataclass
+
+    return parse_dataclass(cls, {} if d is None else d, section)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,11 @@ class PerceptionConfig:
     noise: str = "none"
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_options(self.options, "perception.options")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2 ** 32:
+            raise InvalidInputError(f"perception.seed must be an integer in [0, 2**32), got {self.seed!r:.60}")
 
 
 @dataclass(frozen=True)
@@ -47,10 +53,17 @@ class QueryConfig:
     load_keyframe_images: bool = False
 
     def __post_init__(self) -> None:
-        if not self.reach_m > 0:
-            raise InvalidInputError(f"query.reach_m must be > 0 metres, got {self.reach_m}")
-        if self.max_keyframes < 0:
-            raise InvalidInputError(f"query.max_keyframes must be >= 0, got {self.max_keyframes}")
+        from .query.embed import EMBEDDERS
+
+        if not _positive(self.reach_m):
+            raise InvalidInputError(f"query.reach_m must be a finite number > 0 (metres), got {self.reach_m!r:.60}")
+        if not _positive(self.just_now_s):
+            raise InvalidInputError(f"query.just_now_s must be a finite number > 0 (seconds), got "
+                                    f"{self.just_now_s!r:.60}")
+        if isinstance(self.max_keyframes, bool) or not isinstance(self.max_keyframes, int) or self.max_keyframes < 0:
+            raise InvalidInputError(f"query.max_keyframes must be an integer >= 0, got {self.max_keyframes!r:.60}")
+        if self.embedder not in EMBEDDERS:
+            raise InvalidInputError(f"query.embedder must be one of {EMBEDDERS}, got {self.embedder!r:.60}")
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,28 @@ class AnswererConfig:
 
     name: str = "geometric"
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_options(self.options, "answerer.options")
+
+    def __repr__(self) -> str:  # options may hold an api_key: a repr is shown, so it is redacted
+        from .redact import redact_config
+
+        return f"AnswererConfig(name={self.name!r}, options={redact_config(dict(self.options))!r})"
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def _check_options(options: Any, path: str) -> None:
+    """A mapping with string keys; its values are checked as plain data when parsed from a dict or file
+    (``from_dict``), since code may hand a backend objects (a client, an array) directly."""
+    if not isinstance(options, Mapping):
+        raise InvalidInputError(f"{path} must be a mapping, got {type(options).__name__}")
+    bad = [k for k in options if not isinstance(k, str)]
+    if bad:
+        raise InvalidInputError(f"{path}: keys must be strings, got {bad[0]!r:.60}")
 
 
 @dataclass(frozen=True)
@@ -70,40 +105,69 @@ class AgentConfig:
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> "AgentConfig":
+        """From a mapping with the four sections (each optional: null or absent means the defaults)."""
         if not isinstance(d, Mapping):
             raise InvalidInputError(f"agent config must be a mapping, got {type(d).__name__}")
-        unknown = set(d) - {"perception", "memory", "query", "answerer"}
+        unknown = [k for k in d if k not in ("perception", "memory", "query", "answerer")]
         if unknown:
-            raise InvalidInputError(f"unknown agent config sections {sorted(unknown)}; "
+            raise InvalidInputError(f"unknown agent config sections {sorted(map(str, unknown))}; "
                                     "known: perception, memory, query, answerer")
-        return AgentConfig(perception=_build(PerceptionConfig, "perception", d.get("perception") or {}),
-                           memory=MemoryConfig.from_dict(d.get("memory") or {}),
-                           query=_build(QueryConfig, "query", d.get("query") or {}),
-                           answerer=_build(AnswererConfig, "answerer", d.get("answerer") or {}))
+        memory = d.get("memory")
+        cfg = AgentConfig(perception=_build(PerceptionConfig, "perception", d.get("perception")),
+                          memory=MemoryConfig.from_dict({} if memory is None else memory),
+                          query=_build(QueryConfig, "query", d.get("query")),
+                          answerer=_build(AnswererConfig, "answerer", d.get("answerer")))
+        _check_names(cfg)
+        return cfg
 
     @staticmethod
     def from_file(path: Union[str, Path]) -> "AgentConfig":
-        p = Path(path)
-        if not p.is_file():
-            raise InvalidInputError(f"config file {p} not found")
-        text = p.read_text(encoding="utf-8")
-        try:
-            if p.suffix.lower() == ".json":
-                data = json.loads(text)
-            else:
-                import yaml
+        """A YAML or JSON config file (UTF-8, at most 1 MiB, no YAML anchors/aliases, see the module docstring)."""
+        from .validation import MAX_CONFIG_BYTES, load_json, load_yaml, read_text
 
-                data = yaml.safe_load(text) or {}
-        except (ValueError, ImportError) as exc:
-            raise InvalidInputError(f"config file {p} could not be parsed: {exc}") from exc
+        p = Path(path)
+        text = read_text(p, "config file", MAX_CONFIG_BYTES)
+        data = load_json(text, f"config file {p}") if p.suffix.lower() == ".json" else \
+            load_yaml(text, f"config file {p}")
+        if data is None:
+            data = {}
         try:
             return AgentConfig.from_dict(data)
         except InvalidInputError as exc:
             raise InvalidInputError(f"{p}: {exc}") from exc
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"perception": asdict(self.perception), "memory": self.memory.to_dict(),
-                "query": asdict(self.query), "answerer": asdict(self.answerer)}
+    def to_dict(self, secrets: bool = False) -> dict[str, Any]:
+        """The four sections as plain data. Secrets (``api_key``, tokens, credentials in URLs) come out as
+        ``<redacted>``, so what is written (saves, run records) never holds them; ``secrets=True`` keeps them,
+        for handing the config on inside this process only (directme/redact.py)."""
+        from .redact import redact_config
+
+        d = {"perception": asdict(self.perception), "memory": self.memory.to_dict(),
+             "query": asdict(self.query), "answerer": asdict(self.answerer)}
+        return d if secrets else redact_config(d)
+
+
+def _check_names(cfg: AgentConfig) -> None:
+    """The answerer and the perception backend exist, and a model pipeline's options have its shape: a
+    misspelt name fails when the config is loaded, not at the first frame or question."""
+    from .answerers.registry import available_answerers
+    from .perception.pipeline import resolve_config
+
+    if cfg.answerer.name not in available_answerers():
+        raise InvalidInputError(f"answerer.name: unknown answerer {cfg.answerer.name!r:.60}; choose one of "
+                                f"{', '.join(available_answerers())} (register_answerer() adds one before loading)")
+    if cfg.answerer.name == "geometric":  # built in, cheap to build: its options are checked now
+        from .answerers.geometric import build
+
+        try:
+            build(cfg.answerer.options)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"answerer.options: {exc}") from None
+    if cfg.perception.backend not in ("given", "oracle"):
+        try:
+            resolve_config(cfg.perception)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"perception.backend / perception.options: {exc}") from None
 
 
 def oracle_config(noise: str = "none", seed: int = 0, base: Union[None, str, Path, Mapping[str, Any]] = None) -> AgentConfig:
@@ -112,7 +176,7 @@ def oracle_config(noise: str = "none", seed: int = 0, base: Union[None, str, Pat
     With exact perception (``noise="none"``) one sighting at a new place confirms a move, so the
     memory's two-frame move confirmation is set to 1 unless ``base`` sets it."""
     if isinstance(base, (str, Path)):
-        d = AgentConfig.from_file(base).to_dict()
+        d = AgentConfig.from_file(base).to_dict(secrets=True)
     else:
         d = {k: dict(v) for k, v in (base or {}).items()}
     if noise == "none":

@@ -15,6 +15,11 @@ class CorruptInputError(InvalidInputError):
     how to repair it (or, for videos, how to skip the damaged part)."""
 
 
+class InvalidSaveError(InvalidInputError):
+    """A saved agent or memory cannot be loaded: damaged (checksum), incomplete, edited into an inconsistent
+    state, or of a format this version does not read; the message names the file, the problem and what to do."""
+
+
 class MissingDependencyError(DirectmeError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 

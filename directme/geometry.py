@@ -16,6 +16,19 @@ import numpy as np
 from .errors import InvalidInputError
 
 _ORTHO_TOL = 1e-3
+MAX_IMAGE_SIDE = 1 << 16  # pixels
+MIN_FOV_DEG, MAX_FOV_DEG = 0.5, 179.0  # plausible fields of view (intrinsics outside them are a unit mistake)
+
+
+def _is_real(v: object) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _finite(v: object) -> bool:
+    try:
+        return bool(np.isfinite(float(v)))  # type: ignore[arg-type]
+    except OverflowError:  # a 400-digit integer
+        return False
 
 
 def _as_matrix(matrix: np.ndarray) -> np.ndarray:
@@ -114,11 +127,29 @@ class Intrinsics:
     height: int
 
     def __post_init__(self) -> None:
+        size = (self.width, self.height)
+        if not all(_is_real(v) and _finite(v) and float(v) == int(v) and 0 < int(v) <= MAX_IMAGE_SIDE for v in size):
+            raise InvalidInputError(f"intrinsics image size must be whole numbers of pixels in [1, {MAX_IMAGE_SIDE}], "
+                                    f"got {self.width!r:.40} x {self.height!r:.40}")
+        w, h = int(self.width), int(self.height)
         vals = (self.fx, self.fy, self.cx, self.cy)
-        if not all(np.isfinite(v) for v in vals) or self.fx <= 0 or self.fy <= 0:
-            raise InvalidInputError(f"intrinsics need finite positive focal lengths, got {vals}")
-        if int(self.width) <= 0 or int(self.height) <= 0:
-            raise InvalidInputError(f"intrinsics image size must be positive, got {self.width}x{self.height}")
+        if not all(_is_real(v) and _finite(v) for v in vals) or self.fx <= 0 or self.fy <= 0:
+            raise InvalidInputError(f"intrinsics need finite positive focal lengths, got {vals!r:.120}")
+        for name, f, side in (("fx", float(self.fx), w), ("fy", float(self.fy), h)):
+            lo, hi = side / (2 * np.tan(np.deg2rad(MAX_FOV_DEG) / 2)), side / (2 * np.tan(np.deg2rad(MIN_FOV_DEG) / 2))
+            if not lo <= f <= hi:
+                raise InvalidInputError(
+                    f"intrinsics {name}={f:.6g} px gives a field of view outside [{MIN_FOV_DEG}, {MAX_FOV_DEG}] deg "
+                    f"for a {side} px wide image (plausible {name}: {lo:.3g} to {hi:.3g} px): focal lengths are in "
+                    "pixels of this image size (normalised or in millimetres? for a resized image use resized())")
+        for name, c, side in (("cx", float(self.cx), w), ("cy", float(self.cy), h)):
+            if not -side <= c <= 2 * side:
+                raise InvalidInputError(f"intrinsics {name}={c:.6g} px is far outside the {w}x{h} image "
+                                        f"(expected about {side / 2:g}); principal points are in pixels")
+        for name, v in (("fx", self.fx), ("fy", self.fy), ("cx", self.cx), ("cy", self.cy)):
+            object.__setattr__(self, name, float(v))
+        object.__setattr__(self, "width", w)
+        object.__setattr__(self, "height", h)
 
     @staticmethod
     def from_K(K: np.ndarray, width: int, height: int) -> "Intrinsics":

@@ -75,8 +75,15 @@ def test_options_that_do_not_fit_are_flagged():
 
 
 def test_not_understood_question():
-    a = ask("Is the door closed?", ["Yes.", "No."])
-    assert a.confidence == 0.0 and "not_understood" in a.flags
+    a = ask("Blah blah blah?", ["Yes.", "No."])
+    assert a.letter is None and a.option_scores is None and a.confidence == 0.0
+    assert "abstained" in a.flags and "not_understood" in a.flags
+
+
+def test_open_question_abstains_instead_of_guessing():
+    a = ask("Is the door closed?", ["Yes.", "No."])  # an object state: an MLLM's question, never a silent "A"
+    assert a.letter is None and a.option_scores is None and a.confidence == 0.0
+    assert "abstained" in a.flags and "visual language model" in a.text
 
 
 def test_free_text_answer_without_options():

@@ -29,7 +29,7 @@ def test_flat_keys_load_with_a_deprecation_naming_the_new_key():
 def test_config_errors_name_the_section_and_field():
     with pytest.raises(InvalidInputError, match=r"unknown MemoryConfig.association fields \['radius'\]"):
         MemoryConfig.from_dict({"association": {"radius": 1.0}})
-    with pytest.raises(InvalidInputError, match="AssociationConfig.recent_s"):
+    with pytest.raises(InvalidInputError, match=r"memory\.association\.recent_s must be > 0"):
         MemoryConfig().replace(association__recent_s=0)
     with pytest.raises(InvalidInputError, match="must be a mapping"):
         MemoryConfig.from_dict({"gone": 3})
@@ -86,11 +86,12 @@ def test_components_persist_themselves_and_format_1_still_loads(tmp_path):
     mem.update_many(orbit(SCENE, 8, size=(160, 120), radius=2.0))
     mem.save(tmp_path / "m")
     meta = json.loads((tmp_path / "m" / "memory.json").read_text())
-    assert meta["format"] == "directme-memory/2" and "association" in meta["config"]
+    assert meta["format"] == "directme-memory/3" and "association" in meta["config"]
     loaded = SpatialMemory.load(tmp_path / "m")
     assert np.array_equal(loaded.ego.K.view(), mem.ego.K.view())
     assert loaded.objects.labels == mem.objects.labels and loaded.drift.to_state() == mem.drift.to_state()
-    # a format-1 save: flat config keys, no intrinsics in the ego log
+    # a format-1 save: flat config keys, no intrinsics in the ego log, no manifest (loaded without checksums)
+    (tmp_path / "m" / "manifest.json").unlink()
     flat = {"up_world": [0.0, 0.0, 1.0], "relocalize": True, "voxel_m": 0.05}
     meta.update(format="directme-memory/1", config=flat)
     (tmp_path / "m" / "memory.json").write_text(json.dumps(meta))

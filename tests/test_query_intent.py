@@ -21,9 +21,10 @@ QA = Path(__file__).resolve().parent.parent / ".." / "shared" / "data" / "qa"
     ("Can I touch the kettle without walking?", "reachability", ["kettle"]),
     ("How many sofas are there?", "count", ["couch"]),
     ("How many wine glasses are in the dining room now?", "count", ["wine glass"]),
-    ("How many pieces of dough are still on the table?", "count_change", ["dough", "table"]),
+    ("How many pieces of dough are still on the table?", "count_change", ["dough"]),
     ("If I turn to face the sofa, which side will the cup be on?", "facing", ["cup", "couch"]),
-    ("Where did I put the book?", "object_trajectory", ["book"]),
+    ("Where did I put the book?", "ego_direction", ["book"]),  # where X is now (room options: which room)
+    ("Which room did I take the book to?", "object_trajectory", ["book"]),
     ("Is the chair to the left of the table?", "relative_position", ["chair", "table"]),
 ])
 def test_primitive_and_targets(text, primitive, keys):
@@ -87,11 +88,19 @@ def test_synonyms_plurals_and_objects365_names():
     assert v.lookup(["milk", "tea", "buckets"], 0) == ("milk tea bucket", 3)
 
 
-@pytest.mark.parametrize("text", ["Blah blah?", "Is the door closed?", "What is the meaning of life?", "???", "Hello"])
+@pytest.mark.parametrize("text", ["Blah blah?", "What is the meaning of life?", "???", "Hello"])
 def test_not_understood_degrades(text):
+    intent = parse_question(text)  # the sentence model gives some kind, with a low calibrated confidence
+    assert not intent.answerable() and intent.confidence < 0.5 and "not_understood" in intent.flags
+    rules_only = parse_question(text, use_model=False)  # no rule knows it: unknown, never a guess
+    assert rules_only.primitive == "unknown" and rules_only.confidence == 0.0 and "not_understood" in rules_only.flags
+
+
+@pytest.mark.parametrize("text", ["Is the door closed?", "What color is the sofa?", "How can I make the room warmer?",
+                                  "Tell me when the kettle boils.", "Is there room on the table for a laptop?"])
+def test_open_questions_are_understood_as_open(text):
     intent = parse_question(text)
-    assert intent.primitive == "unknown"
-    assert "not_understood" in intent.flags and intent.confidence == 0.0
+    assert intent.primitive == "open" and intent.kind == "open" and not intent.answerable()
 
 
 @pytest.mark.parametrize("text, kind, value", [

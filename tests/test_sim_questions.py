@@ -163,3 +163,60 @@ def test_questions_are_reasked_after_the_answer_changes(ep):
         assert first.text == q.text and first.t_s < q.t_s
         assert first.meta["answer_value"] != q.meta["answer_value"]
     assert len({q.subtask for q in repeats}) >= 4
+
+
+# --- phrasings beyond the templates ---------------------------------------------------------
+
+
+def test_phrasing_sets_cover_every_kind_and_are_disjoint():
+    assert Q.PHRASING_SETS == ("templates", "dev", "heldout")
+    dev, held = Q.PHRASINGS["dev"], Q.PHRASINGS["heldout"]
+    assert set(dev) == set(held) == set(Q.TEMPLATES)
+    for subtask in Q.SUBTASKS:  # at least 4 phrasings per subtask in each split, none shared
+        kinds = [k for k, s in Q.KIND_SUBTASK.items() if s == subtask]
+        assert sum(len(dev[k]) for k in kinds) >= 4 and sum(len(held[k]) for k in kinds) >= 4
+    for kind in Q.TEMPLATES:
+        assert not set(dev[kind]) & set(held[kind]) and not set(dev[kind] + held[kind]) & set(Q.TEMPLATES[kind])
+        slots = {s for t in Q.TEMPLATES[kind] for s in ("{obj}", "{ref}", "{a}", "{b}", "{objs}", "{room}") if s in t}
+        for sentence in dev[kind] + held[kind]:  # the same slots as the templates (same question)
+            assert {s for s in slots if s in sentence} == slots, sentence
+
+
+def test_variant_names_are_synonyms_the_parser_knows():
+    from directme.query.vocab import canonical, label_keys
+    from directme.sim.catalog import CATALOG
+
+    names = {spoken(label, plural): label for label in CATALOG for plural in (False, True)}
+    for name, variants in Q.NAME_VARIANTS.items():
+        assert name in names, name  # a catalogue object's spoken name
+        assert all(canonical(v) in label_keys(names[name]) for v in variants), (name, variants)
+
+
+@pytest.mark.parametrize("phrasings", ["dev", "heldout"])
+def test_phrasings_change_only_the_words(ep, phrasings):
+    other = generate_episode(seed=2, minutes=5.0, width=160, height=120, phrasings=phrasings)
+    assert len(other.questions) == len(ep.questions)
+    for a, b in zip(ep.questions, other.questions):
+        assert (a.qid, a.t_s, a.options, a.answer, a.subtask) == (b.qid, b.t_s, b.options, b.answer, b.subtask)
+        assert b.meta["phrasings"] == phrasings and b.text != a.text
+        sentence = Q.PHRASINGS[phrasings][b.meta["kind"]][b.meta["phrasing"]]
+        head = sentence.split("{")[0]
+        assert b.text.startswith(head), (sentence, b.text)
+
+
+def test_dev_phrasings_are_understood():
+    """Every development phrasing, with catalogue and variant names, parses to the kind its subtask asks."""
+    from directme.query.intent import parse_question
+
+    expected = {"My Trajectory": "my_trajectory", "Ego-centric Position": "ego_direction",
+                "Distance Comparison": "distance_compare", "Reachability Judgment": "reachability",
+                "Object Category Recall": "category_recall", "Quantity Change Tracking": "count"}
+    for names in ({"obj": "cup", "ref": "sofa", "a": "lamp", "b": "TV", "objs": "cups"},
+                  {"obj": "couch", "ref": "rubbish bin", "a": "mug", "b": "telly", "objs": "houseplants"}):
+        slots = dict(room="kitchen", ago="2 minutes", ago_cap="2 minutes", **names)
+        for kind, sentences in Q.PHRASINGS["dev"].items():
+            for s in sentences:
+                it = parse_question(s.format(**slots))
+                assert it.answerable(), (s, it.kind, it.confidence)
+                want = expected.get(Q.KIND_SUBTASK[kind])
+                assert want is None or it.kind == want, (s, it.kind)

@@ -1,8 +1,13 @@
 """The built-in answerer: no model weights, answers from memory geometry.
 
 For each primitive it computes what memory says (an ego azimuth, a room, a count, a yes/no
-probability, which object is closer), then scores every option by how well its meaning fits;
-scores are normalised to sum to 1. Missing evidence gives uniform scores and low confidence."""
+probability, which object is closer, a distance in metres, the objects around a reference), then
+scores every option by how well its meaning fits; scores are normalised to sum to 1. Missing
+evidence gives uniform scores and low confidence.
+
+It abstains (letter None, confidence 0, flag "abstained") on questions it should not answer: kind
+``open`` (attributes, states, activities: an MLLM's job), a parse confidence below
+``min_parse_confidence``, or no object named where one is needed."""
 from __future__ import annotations
 
 import re
@@ -14,18 +19,19 @@ import numpy as np
 
 from ..geometry import azimuth_deg, clock_hour, ground_distance_m
 from ..memory.snapshot import ObjectNode
-from ..query.ego import direction_text, ego_frame_at, object_place, place_votes, position_at
-from ..query.intent import HERE, Primitive, Target, TimeKind
+from ..query.ego import current_place, direction_text, ego_frame_at, object_place, place_votes, position_at
+from ..query.intent import HERE, MIN_PARSE_CONFIDENCE, Primitive, Target, TimeKind
 from ..query.options import OptionKind, OptionMeaning
 from ..query.retrieval import Match, match_target
 from ..query.timeref import place_event_index, place_runs, subject_place
-from ..query.vocab import canonical, counted
+from ..query.vocab import canonical, counted, label_keys
 from ..query.types import QueryContext
 from ..types import OPTION_LETTERS, Answer, Flag, TextEnum
 
 _EPS = 1e-4
 _PATH_WORDS = re.compile(r"\b(path|route|trajectory|way|where have i been|which (rooms|places) did i)\b")
 _ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
+_FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b|\bon (?:which|what) (?:floor|storey|level)\b")
 
 
 class PredictionKind(TextEnum):
@@ -37,6 +43,7 @@ class PredictionKind(TextEnum):
     COUNT = "count"
     YES = "yes"  # a yes/no probability
     TARGETS = "targets"  # a score per asked object
+    DISTANCE = "distance"  # metres
     NONE = "none"  # no evidence
 
 
@@ -48,11 +55,12 @@ class Prediction:
     text: str = ""
     confidence: float = 1.0
     azimuth_deg: float = 0.0
-    places: dict = field(default_factory=dict)  # tag -> probability
+    places: dict[str, float] = field(default_factory=dict)  # tag -> probability
     count: int = 0
     p_yes: float = 0.5
-    target_scores: dict = field(default_factory=dict)  # target key -> score
-    flags: tuple = ()
+    target_scores: dict[str, float] = field(default_factory=dict)  # target key -> score
+    metres: float = 0.0
+    flags: tuple[Flag, ...] = ()
 
 
 def _none(reason: str, flag: Flag = Flag.NO_EVIDENCE) -> Prediction:
@@ -84,7 +92,9 @@ class GeometricAnswerer:
 
     def __init__(self, direction_sigma_deg: float = 18.0, clock_sigma_deg: float = 12.0,
                  distance_scale_m: float = 0.1, reach_scale_m: float = 0.05, count_min_obs: int = 1,
-                 duplicate_radius_m: float = 0.4, gone_after_views: int = 4) -> None:
+                 duplicate_radius_m: float = 0.4, gone_after_views: int = 4,
+                 min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
+                 side_range_m: float = 2.5) -> None:
         self.direction_sigma_deg = direction_sigma_deg
         self.clock_sigma_deg = clock_sigma_deg
         self.distance_scale_m = distance_scale_m
@@ -92,6 +102,9 @@ class GeometricAnswerer:
         self.count_min_obs = count_min_obs
         self.duplicate_radius_m = duplicate_radius_m
         self.gone_after_views = gone_after_views
+        self.min_parse_confidence = min_parse_confidence  # below it the answerer abstains
+        self.near_m = near_m  # "next to", "near", "by": ground distance to the reference
+        self.side_range_m = side_range_m  # "left of", "behind": how far from the reference
 
     # ------------------------------------------------------------------ solvers per primitive
     def predict(self, ctx: QueryContext) -> Prediction:
@@ -101,6 +114,8 @@ class GeometricAnswerer:
             return _none("question not understood", Flag.NOT_UNDERSTOOD)
         kinds = {o.kind for o in opts}
         prim = intent.primitive
+        if prim in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE) and _FLOOR_WORDS.search(ctx.question.lower()):
+            return _none("memory knows rooms, not floors")
         if prim in (Primitive.OBJECT_TRAJECTORY, Primitive.OBJECT_LOCATION) or (
                 kinds == {OptionKind.PLACE} and intent.targets and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
             return self._object_room(ctx)  # uses the placement history, not the event time
@@ -109,9 +124,13 @@ class GeometricAnswerer:
         if not ctx.facts.time.ok:
             return _none(ctx.facts.time.detail)
         P = Primitive
+        if prim in (P.OPEN, P.UNKNOWN):
+            return _none("the question needs a visual language model", Flag.ABSTAINED)
         solver = {P.EGO_DIRECTION: self._ego_direction, P.FACING: self._facing, P.RELATIVE_POSITION: self._relative,
                   P.DISTANCE_COMPARE: self._distance, P.REACHABILITY: self._reach, P.COUNT: self._count,
-                  P.COUNT_CHANGE: self._count, P.CATEGORY_RECALL: self._recall, P.MY_TRAJECTORY: self._my_room}[prim]
+                  P.COUNT_CHANGE: self._count, P.CATEGORY_RECALL: self._recall, P.MY_TRAJECTORY: self._my_room,
+                  P.DISTANCE: self._metres, P.OBJECTS_AROUND: self._objects_around,
+                  P.CURRENT_PLACE: self._current_place}[prim]
         return solver(ctx)
 
     def _ego_direction(self, ctx: QueryContext) -> Prediction:
@@ -126,15 +145,28 @@ class GeometricAnswerer:
                                      f"{ground_distance_m(p_e):.1f} m away.", conf, azimuth_deg=az)
 
     def _facing(self, ctx: QueryContext) -> Prediction:
-        obj, ref = _best_node(ctx, 0), _best_node(ctx, len(ctx.intent.targets) - 1)
-        frame = ego_frame_at(ctx.snapshot, ctx.facts.time.t_eval)
-        if obj is None or ref is None or frame is None or obj is ref:
+        """Where the object is for someone facing the reference: from where the wearer stands, or from an
+        imagined place ("if I sit on the couch facing the TV")."""
+        intent, t = ctx.intent, ctx.facts.time.t_eval
+        view = intent.viewpoint
+        face_i = intent.index_of(view.facing) if view is not None else len(intent.targets) - 1
+        at_i = intent.index_of(view.at) if view is not None else None
+        if face_i is None:
+            return _none("the imagined viewpoint does not say which way it faces")
+        obj, ref = _best_node(ctx, 0), _best_node(ctx, face_i)
+        at = _best_node(ctx, at_i) if at_i is not None else None
+        frame = ego_frame_at(ctx.snapshot, t)
+        if obj is None or ref is None or frame is None or obj is ref or (at_i is not None and at is None):
             return _none("the object or the reference is not in memory")
-        t = ctx.facts.time.t_eval
         to_ref, to_obj = frame.to_ego(position_at(ref, t)), frame.to_ego(position_at(obj, t))
+        where = ""
+        if at is not None:  # the imagined observer's place, not the wearer's
+            origin = frame.to_ego(position_at(at, t))
+            to_ref, to_obj = to_ref - origin, to_obj - origin
+            where = f"From the {at.label}, f"
         az = azimuth_deg(to_obj) - azimuth_deg(to_ref)
-        return Prediction(PredictionKind.AZIMUTH, f"Facing the {ref.label}, the {obj.label} is {direction_text(az)}.",
-                          azimuth_deg=az)
+        text = f"{where or 'F'}acing the {ref.label}, the {obj.label} is {direction_text(az)}."
+        return Prediction(PredictionKind.AZIMUTH, text, azimuth_deg=az)
 
     def _relative(self, ctx: QueryContext) -> Prediction:
         a, b = _best_node(ctx, 0), _best_node(ctx, 1)
@@ -147,19 +179,45 @@ class GeometricAnswerer:
         return Prediction(PredictionKind.AZIMUTH, f"From your view, the {a.label} is {direction_text(az)} of the {b.label}.",
                           azimuth_deg=az)
 
+    def _origin(self, ctx: QueryContext) -> tuple[Optional[np.ndarray], str]:
+        """Where distances are measured from, in the ego frame at t: the named reference ("closer to the
+        window") or the wearer (None when the reference is not in memory)."""
+        frame = ego_frame_at(ctx.snapshot, ctx.facts.time.t_eval)
+        if frame is None:
+            return None, ""
+        if not ctx.intent.references:
+            return np.zeros(3), "you"
+        ref = _best_node(ctx, ctx.intent.index_of(ctx.intent.references[0]))
+        if ref is None:
+            return None, ""
+        return frame.to_ego(position_at(ref, ctx.facts.time.t_eval)), f"the {ref.label}"
+
     def _distances(self, ctx: QueryContext) -> dict[str, float]:
         frame = ego_frame_at(ctx.snapshot, ctx.facts.time.t_eval)
+        origin, _ = self._origin(ctx)
         out = {}
-        for i, target in enumerate(ctx.intent.targets):
-            node = _best_node(ctx, i)
-            if node is not None and frame is not None:
-                out[target.key] = ground_distance_m(frame.to_ego(position_at(node, ctx.facts.time.t_eval)))
+        for target in ctx.intent.asked:
+            node = _best_node(ctx, ctx.intent.index_of(target))
+            if node is not None and frame is not None and origin is not None:
+                p = frame.to_ego(position_at(node, ctx.facts.time.t_eval))
+                out[target.key] = ground_distance_m(p - origin)
         return out
+
+    def _metres(self, ctx: QueryContext) -> Prediction:
+        """How far the asked object is from the wearer, or from the named reference."""
+        dist = self._distances(ctx)
+        origin, from_what = self._origin(ctx)
+        if not dist or origin is None:
+            return _none("the object or the reference is not in memory")
+        key, d = next(iter(dist.items()))
+        return Prediction(PredictionKind.DISTANCE, f"The {key} is {d:.1f} m from {from_what}.", metres=d)
 
     def _distance(self, ctx: QueryContext) -> Prediction:
         dist = self._distances(ctx)
-        keys = [t.key for t in ctx.intent.targets]
-        if len(keys) < 2 or not dist:
+        keys = [t.key for t in ctx.intent.asked]
+        if len(keys) < 2:
+            return self._extreme(ctx)  # "which object is closest to the window?"
+        if not dist:
             return _none("the objects to compare are not in memory")
         sign = 1.0 if ctx.intent.comparison == "farther" else -1.0
         known = {k: sign * d / self.distance_scale_m for k, d in dist.items()}
@@ -250,6 +308,91 @@ class GeometricAnswerer:
             return _none(f"event '{ref.text}' not in memory")
         return Prediction(PredictionKind.PLACES, f"The {tag} (your path: {path}).", places={canonical(tag): 1.0})
 
+    def _extreme(self, ctx: QueryContext) -> Prediction:
+        """"What is the nearest object to me?", "Which chair is farthest from the door?": the closest (or
+        farthest) object in memory, among those matching the asked one when one is named."""
+        frame = ego_frame_at(ctx.snapshot, ctx.facts.time.t_eval)
+        origin, from_what = self._origin(ctx)
+        if frame is None or origin is None:
+            return _none("the reference is not in memory")
+        t = ctx.facts.time.t_eval
+        refs = {id(_best_node(ctx, ctx.intent.index_of(r))) for r in ctx.intent.references}
+        pool = _target_nodes(ctx, ctx.intent.index_of(ctx.intent.asked[0])) if ctx.intent.asked else \
+            [n for n in ctx.snapshot.objects.values() if n.present]
+        dist = {n.node_id: ground_distance_m(frame.to_ego(position_at(n, t)) - origin) for n in pool
+                if id(n) not in refs}
+        if not dist:
+            return _none("no object to compare in memory")
+        sign = 1.0 if ctx.intent.comparison == "farther" else -1.0
+        best = max(dist, key=lambda nid: sign * dist[nid])
+        node = ctx.snapshot.objects[best]
+        scores: dict[str, float] = {}
+        for nid, d in dist.items():
+            for key in label_keys(ctx.snapshot.objects[nid].label):
+                p = float(np.exp(sign * (d - dist[best]) / max(self.distance_scale_m, 0.3)))
+                scores[key] = max(scores.get(key, 0.0), p)
+        word = "farthest" if sign > 0 else "closest"
+        return Prediction(PredictionKind.TARGETS, f"The {node.label} is {word} to {from_what} ({dist[best]:.1f} m).",
+                          target_scores=scores)
+
+    def _objects_around(self, ctx: QueryContext) -> Prediction:
+        """"What is to the left of / on / under / next to / between the Y?": the objects in memory in that
+        relation to the reference, in the wearer's orientation at t (left = the wearer's left)."""
+        intent, t = ctx.intent, ctx.facts.time.t_eval
+        frame = ego_frame_at(ctx.snapshot, t)
+        refs = [_best_node(ctx, intent.index_of(r)) for r in intent.references]
+        if frame is None or not refs or any(r is None for r in refs):
+            return _none("the reference object is not in memory")
+        rel = intent.relation or "near"
+        if rel == "opposite" or (rel == "between" and len(refs) < 2):
+            return _none(f"'{rel}' needs what memory does not keep (the reference's orientation or a second object)")
+        R = frame.T_world_ego.R.T  # world -> ego-aligned axes (x forward, y left, z up)
+        p_ref = [np.asarray(position_at(r, t), dtype=np.float64) for r in refs]
+        half = float(np.max(np.asarray(refs[0].extent_m)[:2]) / 2) if refs[0].extent_m is not None else 0.3
+        found: dict[str, tuple[float, ObjectNode]] = {}
+        for n in ctx.snapshot.objects.values():
+            if not n.present or any(n is r for r in refs):
+                continue
+            d = R @ (np.asarray(position_at(n, t), dtype=np.float64) - p_ref[0])
+            ground = float(np.hypot(d[0], d[1]))
+            az = azimuth_deg(d)
+            if rel == "between":
+                ab = R @ (p_ref[1] - p_ref[0])
+                length = float(np.hypot(ab[0], ab[1])) or 1e-6
+                s = float((d[0] * ab[0] + d[1] * ab[1]) / length ** 2)
+                off = abs(float(d[0] * ab[1] - d[1] * ab[0])) / length
+                ok, score = 0.1 < s < 0.9 and off <= max(0.5, 0.25 * length), off
+            elif rel in ("left", "right", "front", "behind"):
+                centre = {"left": 90.0, "right": -90.0, "front": 180.0, "behind": 0.0}[rel]
+                ok, score = ground <= self.side_range_m and _angle_diff(az, centre) <= 45.0 and ground > half, ground
+            elif rel in ("on", "above", "under"):
+                up = d[2] > 0.02 if rel != "under" else d[2] < -0.02
+                ok, score = ground <= max(0.35, half + 0.1) and up and abs(d[2]) <= 1.5, ground + abs(d[2])
+            elif rel in ("in", "at"):
+                ok, score = ground <= max(0.3, half) and abs(d[2]) <= 0.6, ground
+            else:  # near, next to, beside, by, around, against
+                ok, score = ground <= self.near_m, ground
+            if ok and (n.label not in found or score < found[n.label][0]):
+                found[n.label] = (score, n)
+        ranked = sorted(found.values(), key=lambda x: x[0])
+        scores: dict[str, float] = {}
+        for rank, (_, n) in enumerate(ranked):
+            for key in label_keys(n.label):
+                scores[key] = max(scores.get(key, 0.0), 1.0 / (1.0 + 0.3 * rank))
+        what = f"{rel} the " + " and the ".join(r.label for r in refs)
+        names = ", ".join(n.label for _, n in ranked[:6])
+        pred = Prediction(PredictionKind.TARGETS, f"Objects {what} (from where you stand): {names}." if ranked else
+                          f"Memory has no object {what}.", 1.0 if ranked else 0.5, target_scores=scores)
+        asked = [a.key for a in intent.asked]
+        pred.p_yes = (0.9 if any(k in scores for k in asked) else 0.1) if asked else (0.9 if ranked else 0.1)
+        return pred
+
+    def _current_place(self, ctx: QueryContext) -> Prediction:
+        tag = current_place(ctx.snapshot, ctx.facts.time.t_eval)
+        if not tag:
+            return _none("memory has no room names (no scene tags)", Flag.NO_PLACES)
+        return Prediction(PredictionKind.PLACES, f"You are in the {tag}.", places={canonical(tag): 1.0})
+
     def _metric_path(self, ctx: QueryContext) -> Prediction:
         """The path as distances and turns (from the asked time, or the whole stream); asked about rooms,
         it says that memory has no room names (low confidence)."""
@@ -277,7 +420,8 @@ class GeometricAnswerer:
                           f"The {node.label} is in the {tag}.", places={canonical(tag): 1.0})
 
     # ------------------------------------------------------------------ option scoring
-    def score_options(self, pred: Prediction, opts: Sequence[OptionMeaning], targets: Sequence) -> np.ndarray:
+    def score_options(self, pred: Prediction, opts: Sequence[OptionMeaning],
+                      targets: Sequence[Target]) -> np.ndarray:
         raw = np.zeros(len(opts))
         for i, o in enumerate(opts):
             if pred.kind == PredictionKind.AZIMUTH and o.azimuth_deg is not None:
@@ -287,17 +431,41 @@ class GeometricAnswerer:
                 raw[i] = pred.places.get(canonical(o.place), 0.0)
             elif pred.kind == PredictionKind.COUNT and o.number is not None:
                 raw[i] = np.exp(-2.0 * abs(o.number - pred.count))
+            elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
+                raw[i] = np.exp(-0.5 * ((o.metres - pred.metres) / max(0.3, 0.25 * pred.metres)) ** 2)
             elif pred.kind in (PredictionKind.YES, PredictionKind.TARGETS) and o.kind in (OptionKind.YES, OptionKind.NO):
                 raw[i] = pred.p_yes if o.kind == OptionKind.YES else 1.0 - pred.p_yes
             elif pred.kind == PredictionKind.TARGETS and o.objects:
                 raw[i] = max(pred.target_scores.get(_option_key(t, targets), 0.0) for t in o.objects)
         return raw
 
+    def abstain(self, ctx: QueryContext, t0: Optional[float] = None) -> Answer:
+        """No answer: letter None, no option scores, confidence 0, flag "abstained" (never a silent guess)."""
+        intent = ctx.intent
+        if intent is None or intent.primitive == Primitive.UNKNOWN:
+            why = "the question was not understood"
+        elif intent.primitive == Primitive.OPEN:
+            why = f"the question needs a visual language model (parse confidence {intent.confidence:.2f})"
+        elif Flag.NO_TARGET in intent.flags:
+            why = "the question names no object memory could look for"
+        else:
+            why = (f"the question was not understood well enough (read as {intent.kind}, confidence "
+                   f"{intent.confidence:.2f} < {self.min_parse_confidence:.2f})")
+        flags: list[Flag] = [Flag.ABSTAINED] + list(intent.flags if intent is not None else ())
+        if intent is not None and intent.primitive != Primitive.OPEN and Flag.NOT_UNDERSTOOD not in flags:
+            flags.append(Flag.NOT_UNDERSTOOD)
+        return Answer(question=ctx.question, t_s=ctx.t_s, text=f"No answer from memory geometry: {why}.", letter=None,
+                      confidence=0.0, option_scores=None, evidence=ctx.evidence, subgraph_text=ctx.subgraph_text,
+                      answerer=self.name, flags=tuple(dict.fromkeys(flags)),
+                      latency_s=time.perf_counter() - t0 if t0 is not None else 0.0)
+
     def answer(self, ctx: QueryContext) -> Answer:
         t0 = time.perf_counter()
+        if ctx.intent is None or not ctx.intent.answerable(self.min_parse_confidence):
+            return self.abstain(ctx, t0)
         pred = self.predict(ctx)
         opts = ctx.facts.options
-        flags = list(pred.flags)
+        flags: list[Flag] = list(pred.flags)
         letter, scores, conf = None, None, pred.confidence
         if opts:
             raw = self.score_options(pred, opts, ctx.intent.targets) if pred.kind != PredictionKind.NONE else np.zeros(len(opts))
@@ -321,7 +489,7 @@ class GeometricAnswerer:
         return [self.answer(c) for c in ctxs]
 
 
-def _share(votes: dict, place: str) -> float:
+def _share(votes: dict[str, float], place: str) -> float:
     total = sum(votes.values())
     return float(sum(w for t, w in votes.items() if canonical(t) == canonical(place)) / total) if total > 0 else 0.0
 
@@ -331,18 +499,18 @@ def _vote_share(node: ObjectNode, label: str) -> float:
     return float(node.label_votes.get(label, 0.0) / total) if total > 0 else 1.0
 
 
-def _distinct(nodes: list, radius_m: float) -> list:
+def _distinct(nodes: list[ObjectNode], radius_m: float) -> list[ObjectNode]:
     """Same-class nodes closer than ``radius_m`` count once (duplicates from noisy association)."""
-    kept: list = []
+    kept: list[ObjectNode] = []
     for n in sorted(nodes, key=lambda n: -n.n_obs):
         if all(np.linalg.norm(np.asarray(n.position_w) - np.asarray(k.position_w)) >= radius_m for k in kept):
             kept.append(n)
     return kept
 
 
-def _merge_runs(runs: list) -> list:
+def _merge_runs(runs: list[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
     """Merge consecutive runs of the same place (after pass-through places were dropped)."""
-    out: list = []
+    out: list[tuple[float, float, str]] = []
     for start, end, tag in runs:
         if out and out[-1][2] == tag:
             out[-1] = (out[-1][0], end, tag)
@@ -351,7 +519,7 @@ def _merge_runs(runs: list) -> list:
     return out
 
 
-def _option_key(option_target, targets) -> str:
+def _option_key(option_target: Target, targets: Sequence[Target]) -> str:
     """Map an option's object to the question target it names (by key, else head noun)."""
     keys = [t.key for t in targets]
     if option_target.key in keys or not keys:
@@ -361,5 +529,22 @@ def _option_key(option_target, targets) -> str:
 
 
 def build(options=None) -> GeometricAnswerer:
-    """Factory used by the answerer registry (``options`` are GeometricAnswerer keyword arguments)."""
-    return GeometricAnswerer(**dict(options or {}))
+    """Factory used by the answerer registry (``options`` are GeometricAnswerer keyword arguments); an unknown
+    option or a value of the wrong type (not a finite number; not an integer where the default is one) is an
+    InvalidInputError naming it."""
+    import inspect
+    import math
+
+    from ..errors import InvalidInputError
+
+    opts = dict(options or {})
+    params = {k: p.default for k, p in inspect.signature(GeometricAnswerer.__init__).parameters.items() if k != "self"}
+    for key, value in opts.items():
+        if key not in params:
+            raise InvalidInputError(f"unknown geometric answerer options [{key!r}]; known: {sorted(params)}")
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        want_int = isinstance(params[key], int) and not isinstance(params[key], bool)
+        if not number or (want_int and not isinstance(value, int)):
+            raise InvalidInputError(f"answerer.options.{key}: expected {'an integer' if want_int else 'a number'}, "
+                                    f"got {value!r:.40}")
+    return GeometricAnswerer(**opts)

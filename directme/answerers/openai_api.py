@@ -2,26 +2,46 @@
 `transformers serve`, hosted APIs) over httpx.
 
 Keyframes travel inline as base64 data URLs. Base URL, model and key come from the config or
-the environment (DIRECTME_OPENAI_BASE_URL, DIRECTME_OPENAI_MODEL, OPENAI_API_KEY). Requests
-have timeouts and retries (connection errors, timeouts, 429 and 5xx). When the server returns
-``top_logprobs`` the option probabilities come from them; servers that reject the logprobs
-fields are asked again without them. A server that is down, too slow or replies garbage gives a
-BackendError, turned into an answer flagged "backend_error" unless ``on_error: raise``.
+the environment (DIRECTME_OPENAI_BASE_URL, DIRECTME_OPENAI_MODEL, and the variable named by
+``api_key_env``, OPENAI_API_KEY by default). When the server returns ``top_logprobs`` the option
+probabilities come from them; servers that reject the logprobs fields are asked again without them.
+
+Every call is bounded (docs/faq.md, Network calls): ``timeout_s`` is a hard deadline for one HTTP
+request, connecting and the whole reply included (the reply is read in a worker thread while the
+caller waits at most that long, so a server trickling one byte a second cannot hold a question);
+a reply larger than ``max_reply_bytes`` is refused; connection errors, timeouts, 429 and 5xx are
+retried ``retries`` times with exponential backoff (``backoff_s``, doubling, at most 8 s). A question
+thus waits at most (retries + 1) x timeout_s plus the backoff per request it sends (one, or two when
+a server rejects logprobs, plus one to list the models when ``model`` is not set). Any failure (down,
+too slow, too large, garbage) is a BackendError, turned into an answer flagged "backend_error" with the
+cause in its text and raw_output unless ``on_error: raise``.
+
+Secrets: the API key is sent, never shown: the answerer's name, error messages and logs show the
+base URL with its credentials redacted (directme/redact.py), and a saved config holds ``<redacted>``
+in place of a literal ``api_key`` (the key then comes from ``api_key_env`` again).
+
+The ``openai`` package is not used: its ``timeout`` is httpx's per-operation timeout (a read timeout
+restarts with every chunk received, so it is no total deadline) and it reads a reply whole, with no
+size limit; a deadline and a size limit would have to be wrapped around it all the same.
 """
 from __future__ import annotations
 
 import base64
 import io
+import json
 import logging
 import math
 import os
+import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Optional, Sequence
 
 from .._lazy import require
 from ..errors import BackendError, InvalidInputError
+from ..redact import is_redacted, redact_logger, redact_text, redact_url
 from ._options import options_to_config
 from ..types import Flag
 from .base import Answer, QueryContext
@@ -31,20 +51,28 @@ from .prompts import Prompt, build_prompt, keyframe_image
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `vllm serve` default
+MAX_BACKOFF_S = 8.0
+MAX_RETRIES = 10
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
 class OpenAIConfig:
     """Empty ``base_url`` / ``model`` / ``api_key`` fall back to the environment; an empty model
-    after that means "the first model the server lists" (vLLM serves one)."""
+    after that means "the first model the server lists" (vLLM serves one). The key is best given by
+    the name of the variable holding it (``api_key_env``); a literal ``api_key`` works at run time but
+    is written nowhere (saved as ``<redacted>``, which means "take it from ``api_key_env``").
+    ``timeout_s``: hard deadline of one HTTP request, connecting and the whole reply included."""
 
     base_url: str = ""
     model: str = ""
-    api_key: str = ""
+    api_key: str = field(default="", repr=False)  # never in a repr, a log line or a traceback's message
+    api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 60.0
     connect_timeout_s: float = 5.0
     retries: int = 2
     backoff_s: float = 0.5
+    max_reply_bytes: int = 4 * 1024 * 1024
     max_tokens: int = 16
     temperature: float = 0.0
     logprobs: bool = True
@@ -61,9 +89,32 @@ class OpenAIConfig:
             raise InvalidInputError(f"openai answerer: on_error must be 'flag' or 'raise', got {self.on_error!r}")
         if self.image_format not in ("jpeg", "png"):
             raise InvalidInputError(f"openai answerer: image_format must be 'jpeg' or 'png', got {self.image_format!r}")
-        if self.timeout_s <= 0 or self.connect_timeout_s <= 0 or self.retries < 0 or self.concurrency < 1:
-            raise InvalidInputError("openai answerer: timeouts must be > 0, retries >= 0, concurrency >= 1")
+        if not all(_number(v) and 0 < v < math.inf for v in (self.timeout_s, self.connect_timeout_s)) or \
+                not _number(self.backoff_s) or not 0 <= self.backoff_s <= MAX_BACKOFF_S:
+            raise InvalidInputError(f"openai answerer: timeout_s and connect_timeout_s must be finite numbers > 0 and "
+                                    f"backoff_s in [0, {MAX_BACKOFF_S:g}] (seconds), got {self.timeout_s!r:.30}, "
+                                    f"{self.connect_timeout_s!r:.30}, {self.backoff_s!r:.30}")
+        for name, lo, hi in (("retries", 0, MAX_RETRIES), ("concurrency", 1, 256), ("max_reply_bytes", 1024, 2 ** 31)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise InvalidInputError(f"openai answerer: {name} must be an integer in [{lo}, {hi}], got {v!r:.30}")
+        for name in ("base_url", "model", "api_key", "api_key_env"):
+            if not isinstance(getattr(self, name), str):
+                raise InvalidInputError(f"openai answerer: {name} must be a string, "
+                                        f"got {type(getattr(self, name)).__name__}")
+        if not _ENV_NAME.fullmatch(self.api_key_env):
+            raise InvalidInputError("openai answerer: api_key_env names the environment variable holding the key "
+                                    "(letters, digits and _, e.g. OPENAI_API_KEY); a key itself goes in api_key "
+                                    "(the value given is not shown: it may be a key)")
 
+    def __repr__(self) -> str:  # no key, and the URL without its credentials
+        shown = {f.name: redact_url(getattr(self, f.name)) if f.name == "base_url" else getattr(self, f.name)
+                 for f in fields(self) if f.repr}
+        return "OpenAIConfig(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def image_data_url(img, fmt: str = "jpeg") -> str:
@@ -82,19 +133,31 @@ def chat_messages(prompt: Prompt, max_image_side: int, image_format: str) -> lis
 
 def letter_logprobs(choice: Mapping[str, Any], letters: str) -> Optional[dict[str, float]]:
     """Per-letter log-probabilities from an OpenAI ``choices[0].logprobs`` block, taken at the
-    first generated token that is an option letter (else the first token); None if absent."""
-    content = ((choice.get("logprobs") or {}).get("content")) or []
+    first generated token that is an option letter (else the first token); None if absent.
+    A log-probability that is not a finite number <= 0 (a broken server's 900) is ignored."""
+    logprobs = choice.get("logprobs") if isinstance(choice, Mapping) else None
+    raw = logprobs.get("content") if isinstance(logprobs, Mapping) else None
+    content = [e for e in raw if isinstance(e, Mapping)] if isinstance(raw, list) else []
     if not letters or not content:
         return None
     entry = next((e for e in content if letter_of_token(str(e.get("token", "")), letters)), content[0])
-    candidates = list(entry.get("top_logprobs") or []) or [entry]
+    top = entry.get("top_logprobs")
+    candidates = [c for c in (top if isinstance(top, list) else []) if isinstance(c, Mapping)] or [entry]
     out: dict[str, float] = {}
     for c in candidates:
         L = letter_of_token(str(c.get("token", "")), letters)
         lp = c.get("logprob")
-        if L and isinstance(lp, (int, float)) and math.isfinite(lp):
-            out[L] = float(math.log(math.exp(out[L]) + math.exp(lp))) if L in out else float(lp)
+        if not L or not _number(lp) or not math.isfinite(lp) or lp > 1e-3:
+            continue
+        lp = min(float(lp), 0.0)
+        out[L] = _logaddexp(out[L], lp) if L in out else lp
     return out or None
+
+
+def _logaddexp(a: float, b: float) -> float:
+    """log(exp(a) + exp(b)) without overflow or log(0)."""
+    hi, lo = max(a, b), min(a, b)
+    return hi + math.log1p(math.exp(lo - hi))
 
 
 def _message_text(data: Any) -> tuple[str, Mapping[str, Any]]:
@@ -112,52 +175,137 @@ def _message_text(data: Any) -> tuple[str, Mapping[str, Any]]:
     return content, choice
 
 
+class _Retry(Exception):
+    """A failure worth another attempt (connection refused or dropped, deadline passed)."""
+
+
 class OpenAIAnswerer:
     """Answers by calling ``{base_url}/chat/completions``; one request per question, sent
-    ``concurrency`` at a time by ``answer_batch``."""
+    ``concurrency`` at a time by ``answer_batch``. Safe to share between threads."""
 
     def __init__(self, config: OpenAIConfig):
         self.config = config
-        self.base_url = (config.base_url or os.environ.get("DIRECTME_OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        base_url = config.base_url or os.environ.get("DIRECTME_OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._url_redacted = is_redacted(base_url)  # a saved config's: its credentials were not kept
+        self.base_url = base_url.rstrip("/")
+        self.shown_url = redact_url(self.base_url)  # what messages, logs and the answerer's name show
         self.model = config.model or os.environ.get("DIRECTME_OPENAI_MODEL", "")
-        api_key = config.api_key or os.environ.get("OPENAI_API_KEY", "")
-        self.name = f"openai:{self.model or self.base_url}"
+        given = "" if is_redacted(config.api_key) else config.api_key  # "<redacted>": saved without its key
+        api_key = given or os.environ.get(config.api_key_env, "")
+        self._secrets = tuple(x for x in (api_key, *_url_credentials(self.base_url)) if x)
+        self.name = f"openai:{self.model or self.shown_url}"
         httpx = require("httpx", "vlm")
+        for name in ("httpx", "httpcore"):  # httpx logs each request's URL (INFO): credentials and all
+            redact_logger(name)
         self._client = httpx.Client(
-            timeout=httpx.Timeout(config.timeout_s, connect=config.connect_timeout_s),
+            timeout=httpx.Timeout(config.timeout_s, connect=min(config.connect_timeout_s, config.timeout_s)),
             headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
         self._send_logprobs = config.logprobs
 
     def close(self) -> None:
         self._client.close()
 
+    def _scrub(self, text: str) -> str:
+        """``text`` with this answerer's key and URL credentials (and any other credentials) redacted."""
+        return redact_text(text, self._secrets)
+
     def _request(self, method: str, path: str, body: Optional[dict] = None) -> Any:
-        """One call with retries on connection errors, timeouts, 429 and 5xx; returns parsed JSON."""
-        httpx = require("httpx", "vlm")
+        """One call with retries on connection errors, timeouts, 429 and 5xx; returns parsed JSON.
+        Each attempt ends within ``timeout_s`` (see the module docstring); every failure is a BackendError
+        whose message names the redacted URL and the cause."""
+        cfg = self.config
+        shown = f"{self.shown_url}{path}"
+        if self._url_redacted:
+            raise BackendError(f"base_url {self.shown_url} had its credentials redacted when the config was saved: "
+                               "give the real URL again (answerer option base_url or DIRECTME_OPENAI_BASE_URL)")
         url = f"{self.base_url}{path}"
         last = ""
-        for attempt in range(self.config.retries + 1):
+        for attempt in range(cfg.retries + 1):
             if attempt:
-                time.sleep(self.config.backoff_s * 2 ** (attempt - 1))
+                time.sleep(min(cfg.backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S))
             try:
-                r = self._client.request(method, url, json=body)
-            except httpx.TimeoutException as exc:
-                last = f"no reply within {self.config.timeout_s:g} s ({type(exc).__name__})"
+                status, data = self._attempt(method, url, body)
+            except _Retry as exc:
+                last = self._scrub(str(exc))
                 continue
-            except httpx.TransportError as exc:
-                last = f"cannot connect ({exc}); is the server running?"
+            except BackendError as exc:
+                raise BackendError(f"{method} {shown} failed: {self._scrub(str(exc))}") from None
+            if status == 429 or status >= 500:
+                last = f"HTTP {status}: {self._scrub(_snippet(data, 200))}"
                 continue
-            if r.status_code == 429 or r.status_code >= 500:
-                last = f"HTTP {r.status_code}: {r.text[:200]}"
-                continue
-            if r.status_code >= 400:
-                hint = " (check base_url: it usually ends in /v1)" if r.status_code == 404 else ""
-                raise BackendError(f"{method} {url} failed: HTTP {r.status_code}{hint}: {r.text[:300]}")
+            if status >= 400:
+                hint = " (check base_url: it usually ends in /v1)" if status == 404 else ""
+                raise BackendError(f"{method} {shown} failed: HTTP {status}{hint}: {self._scrub(_snippet(data, 300))}")
             try:
-                return r.json()
-            except ValueError as exc:
-                raise BackendError(f"malformed reply from {url}: not JSON: {r.text[:200]!r}") from exc
-        raise BackendError(f"{method} {url} failed after {self.config.retries + 1} attempts: {last}")
+                return json.loads(data)
+            except (ValueError, RecursionError) as exc:
+                raise BackendError(f"malformed reply from {shown}: not JSON: {self._scrub(_snippet(data, 200))!r}") \
+                    from exc
+        raise BackendError(f"{method} {shown} failed after {cfg.retries + 1} attempts: {last}")
+
+    def _attempt(self, method: str, url: str, body: Optional[dict]) -> tuple[int, bytes]:
+        """(status, reply bytes) of one HTTP request, within ``timeout_s`` whatever the server does: the
+        request runs in a daemon thread and is abandoned at the deadline (that thread then ends by itself,
+        within ``timeout_s`` more: its socket timeouts and its own deadline check)."""
+        deadline = time.monotonic() + self.config.timeout_s
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["ok"] = self._fetch(method, url, body, deadline, box)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="directme-openai-request", daemon=True).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            raise _Retry(f"no reply within {self.config.timeout_s:g} s (timeout_s: connecting and the whole "
+                         f"reply; {box.get('received', 0)} bytes had come)")
+        if "error" in box:
+            raise box["error"]
+        return box["ok"]
+
+    def _fetch(self, method: str, url: str, body: Optional[dict], deadline: float,
+               progress: dict) -> tuple[int, bytes]:
+        """The request itself (in the worker thread): streamed, stopped at the deadline or the size limit;
+        ``progress['received']`` counts the bytes read so far."""
+        httpx = require("httpx", "vlm")
+        cfg = self.config
+        limit = cfg.max_reply_bytes
+        left = max(deadline - time.monotonic(), 1e-3)
+        timeout = httpx.Timeout(left, connect=min(cfg.connect_timeout_s, left))
+        too_big = f"reply larger than max_reply_bytes={limit} bytes; refused (raise the option if it is genuine)"
+        try:
+            with self._client.stream(method, url, json=body, timeout=timeout) as r:
+                declared = r.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise BackendError(f"{too_big}: the server announced {int(declared)} bytes")
+                buf = bytearray()
+                for chunk in r.iter_bytes():
+                    buf += chunk
+                    progress["received"] = len(buf)
+                    if len(buf) > limit:
+                        raise BackendError(too_big)
+                    if time.monotonic() > deadline:
+                        raise _Retry(f"no reply within {cfg.timeout_s:g} s (timeout_s: connecting and the whole "
+                                     f"reply; {len(buf)} bytes had come)")
+                return r.status_code, bytes(buf)
+        except (BackendError, _Retry):
+            raise
+        except httpx.TimeoutException as exc:
+            raise _Retry(f"no reply within {cfg.timeout_s:g} s ({type(exc).__name__})") from None
+        except httpx.UnsupportedProtocol as exc:
+            raise BackendError(f"bad base_url ({exc}); it should look like http://host:8000/v1") from None
+        except httpx.ConnectError as exc:
+            raise _Retry(f"cannot connect ({exc}); is the server running?") from None
+        except httpx.TransportError as exc:
+            raise _Retry(f"connection failed ({type(exc).__name__}: {exc})") from None
+        except httpx.HTTPError as exc:  # InvalidURL, a redirect loop, a bad content encoding...
+            raise BackendError(f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - an odd URL, a body that is not JSON-able, a closed client
+            raise BackendError(f"request failed ({type(exc).__name__}: {exc})") from None
 
     def _model_name(self) -> str:
         if not self.model:
@@ -165,8 +313,8 @@ class OpenAIAnswerer:
             try:
                 self.model = str(data["data"][0]["id"])
             except (KeyError, IndexError, TypeError) as exc:
-                raise BackendError(f"{self.base_url}/models lists no model; set answerer option 'model' "
-                                   f"or DIRECTME_OPENAI_MODEL (reply: {str(data)[:200]!r})") from exc
+                raise BackendError(f"{self.shown_url}/models lists no model; set answerer option 'model' "
+                                   f"or DIRECTME_OPENAI_MODEL (reply: {self._scrub(str(data)[:200])!r})") from exc
             self.name = f"openai:{self.model}"
         return self.model
 
@@ -183,13 +331,25 @@ class OpenAIAnswerer:
             except BackendError as exc:
                 if "HTTP 4" not in str(exc):
                     raise
-                log.warning("%s rejected logprobs (%s); asking without them from now on", self.base_url, exc)
+                log.warning("%s rejected logprobs (%s); asking without them from now on", self.shown_url, exc)
                 self._send_logprobs = False
             else:
-                text, choice = _message_text(data)
-                return text, letter_logprobs(choice, prompt.letters)
-        text, _ = _message_text(self._request("POST", "/chat/completions", body))
+                text, choice = self._reply(data)
+                try:
+                    lps = letter_logprobs(choice, prompt.letters)
+                except (TypeError, ValueError, AttributeError, OverflowError) as exc:  # garbage: answer from text
+                    log.warning("%s: unusable logprobs in the reply (%s); the text alone decides", self.shown_url, exc)
+                    lps = None
+                return text, lps
+        text, _ = self._reply(self._request("POST", "/chat/completions", body))
         return text, None
+
+    def _reply(self, data: Any) -> tuple[str, Mapping[str, Any]]:
+        try:
+            text, choice = _message_text(data)
+        except BackendError as exc:
+            raise BackendError(self._scrub(str(exc))) from None
+        return self._scrub(text) if self._secrets else text, choice
 
     def answer(self, ctx: QueryContext) -> Answer:
         prompt = build_prompt(ctx, self.config.max_keyframes, self.config.use_hint)
@@ -199,9 +359,10 @@ class OpenAIAnswerer:
         except BackendError as exc:
             if self.config.on_error == "raise":
                 raise
-            return Answer(question=ctx.question, t_s=ctx.t_s, text=f"no answer: {exc}", confidence=0.0,
+            why = self._scrub(str(exc))
+            return Answer(question=ctx.question, t_s=ctx.t_s, text=f"no answer: {why}", confidence=0.0,
                           evidence=ctx.evidence, subgraph_text=ctx.subgraph_text, answerer=self.name,
-                          flags=(Flag.BACKEND_ERROR,), raw_output=str(exc), latency_s=time.perf_counter() - t0)
+                          flags=(Flag.BACKEND_ERROR,), raw_output=why, latency_s=time.perf_counter() - t0)
         return finish_answer(ctx, text, self.name, letter_logprobs=lps, latency_s=time.perf_counter() - t0)
 
     def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
@@ -209,6 +370,26 @@ class OpenAIAnswerer:
             return [self.answer(c) for c in ctxs]
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
             return list(pool.map(self.answer, ctxs))
+
+
+def _snippet(data: bytes, n: int) -> str:
+    return data[: 4 * n].decode("utf-8", errors="replace")[:n]
+
+
+def _url_credentials(url: str) -> tuple[str, ...]:
+    """The user, password and secret query values inside ``url`` (to be scrubbed from any text)."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    from ..redact import is_secret_name
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ()
+    userinfo = parts.netloc.rpartition("@")[0]
+    out = [unquote(x) for x in userinfo.split(":", 1) if x] if userinfo else []
+    out += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if is_secret_name(k) and v]
+    return tuple(out)
 
 
 def build(cfg: Mapping[str, Any]) -> OpenAIAnswerer:

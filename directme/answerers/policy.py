@@ -4,8 +4,11 @@
   ``threshold`` and not flagged as lacking evidence or not understood); ask the MLLM otherwise.
 - ``mode: hint``: always ask the MLLM, with the geometric answer put in the prompt as a hint.
 
-In both modes an MLLM that fails (answer flagged "backend_error") leaves the geometric answer,
-flagged "mllm_failed".
+In both modes a question the parser did not understand well enough for geometry (kind "open", or a
+parse confidence below ``min_parse_confidence``: ``Intent.answerable``) goes to the MLLM directly, with
+the ego-frame subgraph and keyframes of the objects it names and no geometric hint; the geometric
+answerer abstains on it. An MLLM that fails (answer flagged "backend_error") leaves the geometric
+answer, flagged "mllm_failed" (for a question geometry abstained on: no letter, flag "abstained").
 
 Example options: ``{"mode": "fallback", "threshold": 0.6, "mllm": "transformers",
 "mllm_options": {"model": "/models/Qwen3-VL-8B-Instruct"}}``.
@@ -17,11 +20,14 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InvalidInputError
 from ._options import options_to_config
+from ..query.intent import MIN_PARSE_CONFIDENCE
 from ..types import Flag
 from .base import Answer, Answerer, QueryContext
+from .registry import build_answerer
 
 # Flags that say the geometric answer is not backed by memory, whatever its confidence.
-UNTRUSTED_FLAGS = (Flag.NO_EVIDENCE, Flag.NOT_UNDERSTOOD, Flag.OPTIONS_MISMATCH, Flag.UNPARSED, Flag.EMPTY_MEMORY)
+UNTRUSTED_FLAGS = (Flag.NO_EVIDENCE, Flag.NOT_UNDERSTOOD, Flag.OPTIONS_MISMATCH, Flag.UNPARSED, Flag.EMPTY_MEMORY,
+                   Flag.ABSTAINED)
 MODES = ("fallback", "hint")
 MLLM_ERROR_FLAG = Flag.BACKEND_ERROR  # the MLLM gave no answer
 
@@ -33,12 +39,16 @@ class PolicyConfig:
     mllm: str = "transformers"  # any answerer name of the registry (transformers | openai | ...)
     mllm_options: Mapping[str, Any] = field(default_factory=dict)
     geometric_options: Mapping[str, Any] = field(default_factory=dict)
+    min_parse_confidence: float = MIN_PARSE_CONFIDENCE  # parse confidence below which the MLLM answers alone
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise InvalidInputError(f"policy answerer: mode must be one of {MODES}, got {self.mode!r}")
         if not 0.0 <= float(self.threshold) <= 1.0:
             raise InvalidInputError(f"policy answerer: threshold must be in [0, 1], got {self.threshold}")
+        if not 0.0 <= float(self.min_parse_confidence) <= 1.0:
+            raise InvalidInputError(f"policy answerer: min_parse_confidence must be in [0, 1], "
+                                    f"got {self.min_parse_confidence}")
         if self.mllm in ("policy", "geometric"):
             raise InvalidInputError(f"policy answerer: mllm must name an MLLM answerer, got {self.mllm!r}")
 
@@ -61,13 +71,21 @@ class PolicyAnswerer:
     def answer(self, ctx: QueryContext) -> Answer:
         return self.answer_batch([ctx])[0]
 
+    def understood(self, ctx: QueryContext) -> bool:
+        """Whether the parse is good enough for memory geometry (else the MLLM answers alone); a context
+        built by hand without an intent is judged by the geometric answer's own confidence and flags."""
+        return ctx.intent is None or ctx.intent.answerable(self.config.min_parse_confidence)
+
     def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
-        geo = self.geometric.answer_batch(list(ctxs))
-        if self.config.mode == "hint":
-            hinted = [replace(c, hint=g) for c, g in zip(ctxs, geo)]
-            return [self._choose(g, a, "mllm+hint") for g, a in zip(geo, self.mllm.answer_batch(hinted))]
+        ctxs = list(ctxs)
+        geo = self.geometric.answer_batch(ctxs)
+        if self.config.mode == "hint":  # no hint from a geometry that abstained
+            hinted = [replace(c, hint=g if self.understood(c) and Flag.ABSTAINED not in g.flags else None)
+                      for c, g in zip(ctxs, geo)]
+            return [self._choose(g, a, "mllm+hint" if h.hint is not None else "mllm")
+                    for g, a, h in zip(geo, self.mllm.answer_batch(hinted), hinted)]
         out: list[Answer] = [self._tag(g, "geometric") for g in geo]
-        todo = [i for i, g in enumerate(geo) if not is_confident(g, self.config.threshold)]
+        todo = [i for i, g in enumerate(geo) if not self.understood(ctxs[i]) or not is_confident(g, self.config.threshold)]
         if todo:
             for i, a in zip(todo, self.mllm.answer_batch([ctxs[i] for i in todo])):
                 out[i] = self._choose(geo[i], a, "mllm")
@@ -90,8 +108,7 @@ class PolicyAnswerer:
 
 def build(cfg: Mapping[str, Any]) -> PolicyAnswerer:
     """Factory used by the answerer registry: ``cfg`` is the answerer's ``options`` mapping."""
-    from .registry import build_answerer
-
     config = options_to_config(PolicyConfig, dict(cfg or {}), "policy")
-    return PolicyAnswerer(config, build_answerer("geometric", config.geometric_options),
+    geometric_options = {"min_parse_confidence": config.min_parse_confidence, **dict(config.geometric_options)}
+    return PolicyAnswerer(config, build_answerer("geometric", geometric_options),
                           build_answerer(config.mllm, config.mllm_options))

@@ -8,6 +8,7 @@ token variants ("B", " B") and renormalised over the options.
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,8 +114,14 @@ class TransformersVLAnswerer:
         self._model = None
         self._processor = None
         self._letter_ids: dict[str, list[int]] = {}
+        # one generation at a time: the processor's tokenizer is not safe to share between threads
+        self._lock = threading.RLock()
 
     def load(self) -> "TransformersVLAnswerer":
+        with self._lock:
+            return self._load()
+
+    def _load(self) -> "TransformersVLAnswerer":
         if self._model is not None:
             return self
         ensure_vision_imports()
@@ -145,6 +152,10 @@ class TransformersVLAnswerer:
         return self.answer_batch([ctx])[0]
 
     def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
+        with self._lock:
+            return self._answer_batch(ctxs)
+
+    def _answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
         self.load()
         out: list[Answer] = []
         bs = self.config.batch_size

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from pydantic import AliasChoices, Field
+
 from ..types import OPTION_LETTERS
-from .annotations import BenchEpisode, iter_files, parse_clock, read_records, record_error, require_keys
-from .metrics import accuracy_table, mean, option_confidence, slope
+from .annotations import (BenchEpisode, FreeText, Index, Label, Number, Options, Record, Seconds, Text,
+                          check_record, iter_files, read_records, record_error)
+from .metrics import accuracy_table, is_abstention, mean, option_confidence, slope
 from .runner import StreamRunner
 
 NAME = "egosat"
@@ -43,44 +46,70 @@ def load(path: str, **_: Any) -> list[BenchEpisode]:
             for f in iter_files(path, (".json", ".jsonl"))]
 
 
+class Mcq(Record):
+    options: Options = ()
+    answer: Optional[Text] = None
+    answer_idx: Optional[Index] = None
+
+
+class Sample(Record):
+    idx: Index
+    t_eval: Seconds
+    prompt: FreeText = ""
+    mcq: Optional[Mcq] = None
+    question: Optional[Text] = None
+    step_idx: Optional[Index] = None
+    state: FreeText = ""
+    t_eval_rel: Optional[Number] = None
+
+
+class Queryset(Record):
+    samples: list[Any]
+    video_uid: Optional[Label] = Field(None, validation_alias=AliasChoices("video_uid", "uid"))
+    task_name: FreeText = ""
+    task: FreeText = ""
+    params: Optional[dict[str, Any]] = None
+
+
 def load_queryset(path: str | Path, episode_id: Optional[str] = None) -> BenchEpisode:
     data, source = read_records(path)
     if isinstance(data, list) and len(data) == 1:
         data = data[0]
-    rec = require_keys(data, ["samples"], source, "top level")
-    if not isinstance(rec["samples"], list):
-        raise record_error(source, "top level", "'samples' must be a list")
-    samples = tuple(sorted((_parse_sample(s, i, source) for i, s in enumerate(rec["samples"])),
+    rec = check_record(Queryset, data, source, "top level")
+    samples = tuple(sorted((_parse_sample(s, i, source) for i, s in enumerate(rec.samples)),
                            key=lambda s: (s.t_eval, s.idx)))
-    uid = str(rec.get("video_uid") or rec.get("uid") or Path(path).stem)
+    uid = rec.video_uid or Path(path).stem
     return BenchEpisode(episode_id=episode_id or Path(path).stem, video=uid, items=samples,
-                        meta={"task": str(rec.get("task_name") or rec.get("task") or ""), "source": source,
+                        meta={"task": rec.task_name or rec.task, "source": source,
                               "horizon_s": samples[-1].t_eval if samples else 0.0,
-                              "params": rec.get("params") or {}})
+                              "params": rec.params or {}})
 
 
 def _parse_sample(s: Any, i: int, source: str) -> EgoSATSample:
-    rec = require_keys(s, ["idx"], source, f"sample {i}")
-    where = f"sample {i} (idx {rec['idx']})"
-    if "t_eval" not in rec:
+    idx = s.get("idx") if isinstance(s, Mapping) else None
+    where = f"sample {i}" + (f" (idx {idx})" if isinstance(idx, int) and not isinstance(idx, bool) else "")
+    if isinstance(s, Mapping) and "idx" in s and "t_eval" not in s:
         raise record_error(source, where, "missing 't_eval' (query time in seconds)")
-    mcq = rec.get("mcq") or {}
-    prompt = str(rec.get("prompt", ""))
-    options = tuple(str(o) for o in mcq.get("options", ())) or tuple(o for _, o in _OPTION_LINE.findall(prompt))
+    rec = check_record(Sample, s, source, where)
+    mcq = rec.mcq or Mcq()
+    prompt = rec.prompt
+    options = mcq.options or tuple(o for _, o in _OPTION_LINE.findall(prompt))
     if len(options) != 4:
         raise record_error(source, where, f"expected 4 options (mcq.options or A-D lines in the prompt), got {len(options)}")
-    answer = mcq.get("answer")
-    if answer is None and isinstance(mcq.get("answer_idx"), int):
-        answer = OPTION_LETTERS[mcq["answer_idx"]]
-    if answer is not None and str(answer).upper() not in LETTERS:
-        raise record_error(source, where, f"answer {answer!r} is not one of A-D")
+    answer = mcq.answer
+    if answer is None and mcq.answer_idx is not None:
+        if mcq.answer_idx >= len(LETTERS):
+            raise record_error(source, where, f"mcq.answer_idx {mcq.answer_idx} is not one of 0-3")
+        answer = LETTERS[mcq.answer_idx]
+    if answer is not None and answer.strip().upper() not in LETTERS:
+        raise record_error(source, where, f"answer {answer!r:.40} is not one of A-D")
     first_option = _OPTION_LINE.search(prompt)
-    question = str(rec.get("question") or (prompt[: first_option.start()] if first_option else prompt).strip() or prompt)
-    step = rec.get("step_idx")
-    return EgoSATSample(idx=int(rec["idx"]), t_eval=parse_clock(rec["t_eval"], source=source, where=where),
-                        question=question, options=options, answer=str(answer).upper() if answer else None,
-                        prompt=prompt, step_idx=int(step) if step is not None else None,
-                        state=str(rec.get("state", "")), t_eval_rel=rec.get("t_eval_rel"))
+    question = rec.question or (prompt[: first_option.start()] if first_option else prompt).strip() or prompt
+    if not question.strip():
+        raise record_error(source, where, "no question: give 'question' or a 'prompt' with the question text")
+    return EgoSATSample(idx=rec.idx, t_eval=rec.t_eval, question=question, options=options,
+                        answer=answer.strip().upper() if answer else None, prompt=prompt, step_idx=rec.step_idx,
+                        state=rec.state, t_eval_rel=rec.t_eval_rel)
 
 
 def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, Any]) -> list[dict]:
@@ -106,7 +135,8 @@ def score_sample(s: EgoSATSample, answer: Any, latency_s: float, task: str = "")
             "answer": s.answer, "pred": letter, "correct": (letter == s.answer) if s.answer else None,
             "p_cond": probs or None, "confidence": conf, "entropy": ent, "latency_s": latency_s,
             "text": str(getattr(answer, "text", "") or ""), "question": s.question, "prompt": s.prompt,
-            "t_eval_rel": s.t_eval_rel, "flags": list(getattr(answer, "flags", ()) or ())}
+            "t_eval_rel": s.t_eval_rel, "flags": list(getattr(answer, "flags", ()) or ()),
+            "abstained": is_abstention(answer)}
 
 
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict:

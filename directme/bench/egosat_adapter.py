@@ -34,7 +34,7 @@ class DirectmeEgoSATAdapter:
                  frames: Optional[Callable[[Path, Any], Iterable[Any]]] = None):
         config = os.environ.get("DIRECTME_CONFIG") or None
         self.model = model or ModelSpec("agent", config=config)
-        self.fps = fps if fps is not None else float(os.environ.get("DIRECTME_FPS", "1"))
+        self.fps = fps if fps is not None else _env_fps()
         self._plain_video = frames is None
         self.frames = frames or (lambda video_path, _episode: read_video(Path(video_path), self.fps))
         self.model_name = os.environ.get("MODEL_NAME", "directme")
@@ -55,6 +55,22 @@ class DirectmeEgoSATAdapter:
         out_json_path.parent.mkdir(parents=True, exist_ok=True)
         out_json_path.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
         return out_json_path
+
+
+def _env_fps() -> float:
+    """DIRECTME_FPS as frames per second (a finite number > 0), or InvalidInputError naming the variable."""
+    import math
+
+    from ..errors import InvalidInputError
+
+    text = os.environ.get("DIRECTME_FPS", "1")
+    try:
+        fps = float(text)
+    except ValueError:
+        fps = math.nan
+    if not 0 < fps <= 1000:  # NaN fails too
+        raise InvalidInputError(f"DIRECTME_FPS must be a number of frames per second in (0, 1000], got {text!r:.40}")
+    return fps
 
 
 def _sample(r: dict, pred_flavor: str) -> dict:

@@ -8,7 +8,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..types import OPTION_LETTERS, TextEnum
+from ..types import OPTION_LETTERS, Flag, TextEnum
 
 # --- accuracy tables -------------------------------------------------------------------
 
@@ -31,9 +31,15 @@ def accuracy_table(records: Iterable[Mapping[str, Any]], keys: Sequence[str] = (
 
 def _acc(recs: Sequence[Mapping[str, Any]], correct_key: str) -> dict[str, Any]:
     scored = [r for r in recs if r.get(correct_key) is not None]
-    n_ok = sum(bool(r[correct_key]) for r in scored)
+    n_ok = sum(bool(r[correct_key]) and not r.get("abstained") for r in scored)
     return {"accuracy": (n_ok / len(scored)) if scored else None, "correct": n_ok, "total": len(scored),
-            "unscored": len(recs) - len(scored)}
+            "unscored": len(recs) - len(scored), "abstained": sum(bool(r.get("abstained")) for r in scored)}
+
+
+def is_abstention(answer: Any) -> bool:
+    """Whether the model declined to answer (flag "abstained", no letter): recorded as an abstention and
+    scored as wrong, never as the letter a tie-break would pick."""
+    return Flag.ABSTAINED in (getattr(answer, "flags", ()) or ())
 
 
 # --- TeleEgo ---------------------------------------------------------------------------

@@ -75,8 +75,10 @@ def evaluate_episode(job: EvalJob, episode: BenchEpisode) -> dict:
         return base | {"status": EpisodeStatus.OK, "records": records, "frames_observed": runner.frames_observed,
                        "wall_s": time.perf_counter() - start}
     except Exception as exc:  # a failing video must not stop the others
-        return base | {"status": EpisodeStatus.ERROR, "error": f"{type(exc).__name__}: {exc}",
-                       "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - start}
+        from ..redact import redact_text  # no credentials (a URL's, a key=...) in the written error
+
+        return base | {"status": EpisodeStatus.ERROR, "error": redact_text(f"{type(exc).__name__}: {exc}"),
+                       "traceback": redact_text(traceback.format_exc()), "wall_s": time.perf_counter() - start}
 
 
 class ResultStore:

@@ -18,8 +18,8 @@ from pathlib import PurePosixPath
 from typing import Any, Mapping, Optional, Sequence
 
 from ..types import Flag, TextEnum
-from .annotations import BenchEpisode, parse_clock, read_records, record_error, require_keys, safe_name
-from .metrics import ON_TIME, classify_response, mean, response_rates
+from .annotations import BenchEpisode, FreeText, Record, Seconds, Text, check_record, read_records, record_error, safe_name
+from .metrics import ON_TIME, classify_response, is_abstention, mean, response_rates
 from .runner import StreamRunner
 
 NAME = "phostream"
@@ -48,17 +48,29 @@ class PhoItem:
     capability: str = ""
 
 
+class PhoResponse(Record):
+    user_query: Text
+    timestamp_question: Seconds
+    time_type: Text
+    response: FreeText
+    capability: FreeText = ""
+    timestamp_proactive: Optional[Seconds] = None
+
+
+class PhoVideo(Record):
+    video_path: Text
+    verified_responses: list[Any]
+
+
 def load(path: str, **_: Any) -> list[BenchEpisode]:
     data, source = read_records(path)
     if not isinstance(data, list):
         raise record_error(source, "top level", "expected a list of videos with 'verified_responses'")
     episodes = []
     for v, row in enumerate(data):
-        rec = require_keys(row, ["video_path", "verified_responses"], source, f"video {v}")
-        vpath = str(rec["video_path"])
-        if not isinstance(rec["verified_responses"], list):
-            raise record_error(source, f"video {v} ({vpath})", "'verified_responses' must be a list")
-        items = tuple(_parse_item(q, v, k, vpath, source) for k, q in enumerate(rec["verified_responses"]))
+        rec = check_record(PhoVideo, row, source, f"video {v}")
+        vpath = rec.video_path
+        items = tuple(_parse_item(q, v, k, vpath, source) for k, q in enumerate(rec.verified_responses))
         episode_id = f"{v:04d}_" + safe_name("_".join(PurePosixPath(vpath).parts[-2:]))[:80]
         episodes.append(BenchEpisode(episode_id=episode_id, video=vpath, items=items,
                                      meta={"horizon_s": max((i.t_answer_s for i in items), default=0.0) + 2.0}))
@@ -66,23 +78,23 @@ def load(path: str, **_: Any) -> list[BenchEpisode]:
 
 
 def _parse_item(q: Any, v: int, k: int, vpath: str, source: str) -> PhoItem:
-    where = f"video {v} ({vpath}) response {k}"
-    rec = require_keys(q, ["user_query", "timestamp_question", "time_type", "response"], source, where)
-    name = str(rec["time_type"]).strip().lower()
+    where = f"video {v} ({vpath[:80]}) response {k}"
+    rec = check_record(PhoResponse, q, source, where)
+    name = rec.time_type.strip().lower()
     name = TimeType.FORWARD.value if name in ("future", "proactive") else name
     if name not in TIME_TYPES:
-        raise record_error(source, where, f"time_type {rec['time_type']!r} is not one of {TIME_TYPES}")
+        raise record_error(source, where, f"time_type {rec.time_type!r:.80} is not one of {TIME_TYPES}")
     time_type = TimeType(name)
-    t_q = parse_clock(rec["timestamp_question"], source=source, where=where)
+    t_q = rec.timestamp_question
     t_a = t_q
     if time_type == TimeType.FORWARD:
-        if "timestamp_proactive" not in rec:
+        if rec.timestamp_proactive is None:
             raise record_error(source, where, "forward item without 'timestamp_proactive'")
-        t_a = parse_clock(rec["timestamp_proactive"], source=source, where=where)
+        t_a = rec.timestamp_proactive
         if t_a < t_q:
-            raise record_error(source, where, f"timestamp_proactive {rec['timestamp_proactive']!r} is before the question")
-    return PhoItem(qid=f"{v}:{k}", question=str(rec["user_query"]), reference=str(rec["response"]),
-                   time_type=time_type, t_q_s=t_q, t_answer_s=t_a, capability=str(rec.get("capability", "")))
+            raise record_error(source, where, f"timestamp_proactive ({t_a:g} s) is before the question ({t_q:g} s)")
+    return PhoItem(qid=f"{v}:{k}", question=rec.user_query, reference=rec.response,
+                   time_type=time_type, t_q_s=t_q, t_answer_s=t_a, capability=rec.capability)
 
 
 def _is_silent(answer: Any) -> bool:
@@ -98,24 +110,26 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     judge = opts.get("judge")
     records: list[dict] = []
 
-    def finish(item: PhoItem, t_resp: Optional[float], text: str, n_polls: int) -> None:
+    def finish(item: PhoItem, t_resp: Optional[float], text: str, n_polls: int, abstained: bool = False) -> None:
         timing = classify_response(item.t_answer_s, t_resp, window)
         score = None
-        if timing == ON_TIME and judge is not None:
+        if abstained:
+            score = 0.0  # "not understood" is a response, and a wrong one
+        elif timing == ON_TIME and judge is not None:
             score = 20.0 * judge.score(item.question, item.reference, text)
         elif timing != ON_TIME:
             score = 0.0
         records.append({"qid": item.qid, "time_type": item.time_type, "capability": item.capability,
                         "t_q_s": item.t_q_s, "t_answer_s": item.t_answer_s, "t_response_s": t_resp,
                         "response": text, "reference": item.reference, "timing": timing, "score": score,
-                        "polls": n_polls})
+                        "polls": n_polls, "abstained": abstained})
 
     def poll(item: PhoItem, n: int):
         def probe(r: StreamRunner, t: float) -> None:
             answer = r.ask(item.question, t).answer
             ignored = item.time_type == TimeType.FORWARD and t <= item.t_q_s
             if not _is_silent(answer) and not ignored:
-                finish(item, t, str(answer.text), n + 1)
+                finish(item, t, str(answer.text), n + 1, is_abstention(answer))
             elif t + step <= item.t_answer_s + window + grace:
                 r.schedule(t + step, poll(item, n + 1))
             else:

@@ -5,7 +5,9 @@ two configurations.
 
 The fingerprint holds what decides a result: the benchmark, the model and its config (a config
 file's contents, not its path), the model's keyword arguments, the kind of frame source and its
-fps, and the protocol options (the judge by URL and model, never its key).
+fps, and the protocol options (the judge by URL and model, never its key). Secrets (API keys, tokens,
+credentials in URLs) are redacted before anything is hashed or written (directme/redact.py): results
+do not depend on them, and config.json must not hold them.
 """
 from __future__ import annotations
 
@@ -36,19 +38,22 @@ ON_CONFIG_CHANGE = tuple(c.value for c in OnConfigChange)  # ("error", "rerun", 
 
 def job_fingerprint(job: Any) -> dict[str, Any]:
     """A JSON-able description of what decides ``job``'s results (see the module docstring)."""
+    from ..redact import redact_config, redact_config_text, redact_url
+
     spec = job.model
     cfg = agent_config(spec)
     if cfg is not None:
-        config: Any = cfg.to_dict()
+        config: Any = cfg.to_dict()  # secrets redacted
     elif isinstance(spec.config, (str, Path)) and Path(spec.config).is_file():
-        config = Path(spec.config).read_text(encoding="utf-8")
+        config = redact_config_text(Path(spec.config).read_text(encoding="utf-8"))
     else:
-        config = spec.config
-    opts = {k: v for k, v in job.opts.items() if k != "judge_spec"}
+        config = redact_config(spec.config)
+    opts = redact_config({k: v for k, v in job.opts.items() if k != "judge_spec"})
     judge = job.opts.get("judge_spec")
-    return {"benchmark": job.benchmark, "model": spec.target, "config": config, "kwargs": dict(spec.kwargs),
-            "frames": type(job.frames).__name__, "frames_fps": getattr(job.frames, "fps", None), "fps": job.fps,
-            "opts": opts, "judge": [judge.base_url, judge.model] if judge else None}
+    return {"benchmark": job.benchmark, "model": spec.target, "config": config,
+            "kwargs": redact_config(dict(spec.kwargs)), "frames": type(job.frames).__name__,
+            "frames_fps": getattr(job.frames, "fps", None), "fps": job.fps, "opts": opts,
+            "judge": [redact_url(judge.base_url), judge.model] if judge else None}
 
 
 def config_hash(fingerprint: Mapping[str, Any]) -> str:

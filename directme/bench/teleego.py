@@ -14,11 +14,14 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Annotated, Any, Mapping, Optional, Sequence, Union
 
-from ..types import OPTION_LETTERS, TextEnum
-from .annotations import BenchEpisode, parse_clock, read_records, record_error, require_keys
-from .metrics import (accuracy_table, mean, memory_persistence_s, parse_letters, real_time_correct,
+from pydantic import AliasChoices, BeforeValidator, Field
+
+from ..types import OPTION_LETTERS, TextEnum, describe
+from .annotations import (MAX_ANNOTATION_S, BenchEpisode, FreeText, Label, Options, Record, Seconds, Text,
+                          check_record, clock_seconds, parse_clock, read_records, record_error)
+from .metrics import (accuracy_table, is_abstention, mean, memory_persistence_s, parse_letters, real_time_correct,
                       token_overlap_correct)
 from .runner import StreamRunner
 
@@ -65,11 +68,13 @@ class Timeline:
                                "pass the TeleEgo timeline JSON with --timeline")
         segs = []
         for name, meta in mapping.items():
-            rec = require_keys(meta, ["start_label", "end_label"], source, f"segment {name!r}")
-            st, en = day_seconds(rec["start_label"]), day_seconds(rec["end_label"])
+            rec = check_record(Segment, meta, source, f"segment {name!r:.80}")
+            st, en = day_seconds(rec.start_label), day_seconds(rec.end_label)
             if st is None or en is None or en < st:
-                raise record_error(source, f"segment {name!r}", "start/end labels are not 'Dk-HH:MM:SS' in order")
-            segs.append((st, en, float(rec.get("merged_offset_start_seconds", 0.0))))
+                raise record_error(source, f"segment {name!r:.80}", "start/end labels are not 'Dk-HH:MM:SS' in order")
+            if rec.merged_offset_start_seconds + (en - st) > MAX_ANNOTATION_S:
+                raise record_error(source, f"segment {name!r:.80}", "ends beyond a week into the merged stream")
+            segs.append((st, en, rec.merged_offset_start_seconds))
         return Timeline(tuple(sorted(segs, key=lambda s: s[2])))
 
     def to_stream_s(self, label: Any, source: str, where: str) -> float:
@@ -87,12 +92,55 @@ class Timeline:
 
 
 def day_seconds(label: Any) -> Optional[float]:
-    """Absolute seconds of a "D1-09:31:38" label from day 1 00:00 (None if not that form)."""
-    m = _DAY.match(str(label).strip().replace("：", ":").replace("—", "-").replace("–", "-"))
+    """Absolute seconds of a "D1-09:31:38" label from day 1 00:00 (None if not that form, or out of range)."""
+    if not isinstance(label, str) or len(label) > 40:
+        return None
+    m = _DAY.match(label.strip().replace("：", ":").replace("—", "-").replace("–", "-"))
     if not m:
         return None
     day, h, mi, s = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4) or 0)
+    if day < 1 or h > 23 or mi > 59 or s >= 60:
+        return None
     return float((day - 1) * 86400 + h * 3600 + mi * 60 + s)
+
+
+def _time(v: Any) -> Any:
+    """A day-clock label ("D1-09:31:38", kept as text for the timeline) or stream seconds (a float)."""
+    if isinstance(v, str) and day_seconds(v) is not None:
+        return v
+    return clock_seconds(v)
+
+
+Time = Annotated[Union[float, str], BeforeValidator(_time)]
+
+
+class Segment(Record):
+    """One video of the timeline file: its day-clock span and its start in the merged stream."""
+
+    start_label: Text
+    end_label: Text
+    merged_offset_start_seconds: Seconds = 0.0
+
+
+class Timestep(Record):
+    end: Time = Field(validation_alias=AliasChoices("end", "End", "to"))
+
+
+class Evidence(Record):
+    timestep: Timestep
+
+
+class TeleEgoRecord(Record):
+    """One QA item (module docstring); ``answer`` is {"value": ..} or the value itself."""
+
+    QA_type: Text
+    question: Text
+    answer: Any
+    evidence: Evidence
+    options: Options = ()
+    index: Optional[Label] = None
+    category: FreeText = ""
+    subcategory: FreeText = ""
 
 
 def load(path: str, timeline: Optional[str] = None, video: Optional[str] = None, **_: Any) -> list[BenchEpisode]:
@@ -108,36 +156,36 @@ def load(path: str, timeline: Optional[str] = None, video: Optional[str] = None,
 
 
 def _parse_item(row: Any, i: int, source: str, tl: Timeline) -> TeleEgoItem:
-    rec = require_keys(row, ["QA_type", "question", "answer", "evidence"], source, f"record {i}")
-    index = str(rec.get("index", i))
-    where = f"record {i} (index {index})"
-    name = str(rec["QA_type"]).strip().lower().replace("-", "_")
+    index = row.get("index", i) if isinstance(row, Mapping) else i
+    where = f"record {i} (index {str(index)[:60]})"
+    rec = check_record(TeleEgoRecord, row, source, where)
+    index = rec.index if rec.index is not None else str(i)
+    name = rec.QA_type.strip().lower().replace("-", "_")
     name = QaType.OPEN_ENDED.value if name in ("open", "openended") else name
     if name not in QA_TYPES:
-        raise record_error(source, where, f"QA_type {rec['QA_type']!r} is not one of {QA_TYPES}")
+        raise record_error(source, where, f"QA_type {rec.QA_type!r:.80} is not one of {QA_TYPES}")
     qa_type = QaType(name)
-    ts = (rec.get("evidence") or {}).get("timestep") or {}
-    end = ts.get("end", ts.get("End", ts.get("to")))
-    if end is None:
-        raise record_error(source, where, "evidence.timestep.end is missing", "every item needs its evidence end time")
-    value = (rec.get("answer") or {}).get("value") if isinstance(rec.get("answer"), Mapping) else rec.get("answer")
-    options = tuple(str(o) for o in (rec.get("options") or ()))
+    value = rec.answer.get("value") if isinstance(rec.answer, Mapping) else rec.answer
+    if not (value is None or isinstance(value, (str, bool, int, float)) or
+            (isinstance(value, list) and all(isinstance(v, (str, bool, int, float)) for v in value))):
+        raise record_error(source, where, f"answer {describe(value)} must be text, true/false or a list of letters")
+    options = rec.options
     if qa_type in (QaType.MC_SINGLE, QaType.MC_MULTI):
         allowed = OPTION_LETTERS[:len(options)]
         gold: Any = tuple(sorted(parse_letters(",".join(map(str, value)) if isinstance(value, list) else str(value),
                                                allowed)))
         if not options or not gold:
-            raise record_error(source, where, f"{qa_type} needs options and answer letters, got {value!r}")
+            raise record_error(source, where, f"{qa_type} needs options and answer letters, got {describe(value)}")
     elif qa_type == QaType.BINARY:
         gold = _to_bool(value[0] if isinstance(value, list) and value else value)
         if gold is None:
-            raise record_error(source, where, f"binary answer {value!r} is not true/false")
+            raise record_error(source, where, f"binary answer {describe(value)} is not true/false")
     else:
         gold = str(value[0]) if isinstance(value, list) and value else str(value or "")
-    t = tl.to_stream_s(end, source, where)
-    return TeleEgoItem(index=index, qa_type=qa_type, question=str(rec["question"]), options=options, gold=gold,
-                       t_s=float(math.ceil(t)), category=str(rec.get("category", "")),
-                       subcategory=str(rec.get("subcategory", "")))
+    end = rec.evidence.timestep.end
+    t = end if isinstance(end, float) else tl.to_stream_s(end, source, where)
+    return TeleEgoItem(index=index, qa_type=qa_type, question=rec.question, options=options, gold=gold,
+                       t_s=float(math.ceil(t)), category=rec.category, subcategory=rec.subcategory)
 
 
 def _to_bool(x: Any) -> Optional[bool]:
@@ -157,6 +205,8 @@ def _to_bool(x: Any) -> Optional[bool]:
 def is_correct(item: TeleEgoItem, answer: Any, judge: Any = None) -> bool:
     text = str(getattr(answer, "text", "") or "")
     letter = getattr(answer, "letter", None)
+    if is_abstention(answer):
+        return False  # no answer: wrong, whatever its text contains
     if item.qa_type == QaType.MC_SINGLE:
         return letter is not None and (letter,) == item.gold
     if item.qa_type == QaType.MC_MULTI:

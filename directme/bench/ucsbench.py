@@ -12,11 +12,15 @@ Every question is asked at its own time and answered independently (never cached
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Mapping, Optional, Sequence
+from typing import Annotated, Any, Mapping, Optional, Sequence
 
+from pydantic import AliasChoices, BeforeValidator, Field
+
+from ..errors import InvalidInputError
 from ..types import OPTION_LETTERS, Question
-from .annotations import BenchEpisode, iter_files, parse_clock, read_records, record_error, require_keys
-from .metrics import accuracy_table, relation_terms
+from .annotations import (BenchEpisode, FreeText, Index, Label, Record, Text, _options, check_record, clock_seconds,
+                          iter_files, read_records, record_error)
+from .metrics import accuracy_table, is_abstention, relation_terms
 from .runner import StreamRunner
 
 NAME = "ucsbench"
@@ -45,66 +49,99 @@ def load(path: str, **_: Any) -> list[BenchEpisode]:
     return episodes
 
 
+def _times(v: Any) -> tuple[float, ...]:
+    values = v if isinstance(v, list) else [v]
+    if not values:
+        raise ValueError("expected a time or a non-empty list of times")
+    return tuple(clock_seconds(x) for x in values)
+
+
+def _ucs_options(v: Any) -> tuple[str, ...]:
+    """``{"A": .., "B": ..}`` (consecutive letters, any order) or a list; null/{} = open-ended."""
+    if isinstance(v, Mapping):
+        keys = {}
+        for k, text in v.items():
+            key = str(k).strip().upper()
+            if key in keys:
+                raise ValueError(f"option letter {key!r} given twice")
+            keys[key] = text
+        expected = list(OPTION_LETTERS[: len(keys)])
+        if sorted(keys) != expected:
+            raise ValueError(f"option keys {list(v)!r:.80} must be consecutive letters {expected}")
+        v = [keys[k] for k in expected]
+    return _options(v)
+
+
+def _label_or_labels(v: Any) -> Any:
+    """The answer letter (or one per timestamp): strings or null."""
+    if v is None or isinstance(v, str):
+        return v.strip().upper() or None if isinstance(v, str) else None
+    if isinstance(v, list) and all(x is None or isinstance(x, str) for x in v):
+        return [x.strip().upper() or None if isinstance(x, str) else None for x in v]
+    raise ValueError("expected a letter, null or a list of them")
+
+
+Times = Annotated[tuple[float, ...], BeforeValidator(_times)]
+_TIME_KEYS = ("timestamp_s", "query_timestamp", "question_timestamps", "question_timestamp", "timestamp")
+
+
+class UcsRow(Record):
+    """One UCS-Bench question in any of the three schemas (module docstring)."""
+
+    question: Text
+    qid: Optional[Label] = Field(None, validation_alias=AliasChoices("qid", "id"))
+    video_uid: Optional[Label] = Field(None, validation_alias=AliasChoices("video_uid", "video_id"))
+    options: Annotated[tuple[str, ...], BeforeValidator(_ucs_options)] = ()
+    answer_idx: Optional[Index] = None
+    answer_label: Annotated[Any, BeforeValidator(_label_or_labels)] = None
+    answer: Any = Field(None, validation_alias=AliasChoices("answer", "reference_answer"))
+    category: FreeText = Field("", validation_alias=AliasChoices("category", "dimension"))
+    subcategory: FreeText = ""
+    qtype: FreeText = ""
+    timestamp_s: Optional[Times] = None
+    query_timestamp: Optional[Times] = None
+    question_timestamps: Optional[Times] = None
+    question_timestamp: Optional[Times] = None
+    timestamp: Optional[Times] = None
+
+
 def _parse_row(row: Any, i: int, source: str, jsonl: bool) -> list[Question]:
     where = f"line {i + 1}" if jsonl else f"record {i}"
-    rec = require_keys(row, ["question"], source, where)
-    qid = str(rec.get("qid", rec.get("id", f"{rec.get('video_uid', 'video')}_{i}")))
-    where = f"{where} (qid {qid})"
-    video_uid = str(rec.get("video_uid", rec.get("video_id", "video")))
-    options, answer_label = _options_and_label(rec, source, where)
-    times = _timestamps(rec, source, where)
+    if isinstance(row, Mapping) and isinstance(row.get("qid", row.get("id")), (str, int)):
+        where = f"{where} (qid {str(row.get('qid', row.get('id')))[:60]})"
+    rec = check_record(UcsRow, row, source, where)
+    qid = rec.qid if rec.qid is not None else f"{rec.video_uid or 'video'}_{i}"
+    video_uid = rec.video_uid or "video"
+    options = rec.options
+    times = next((getattr(rec, k) for k in _TIME_KEYS if getattr(rec, k) is not None), None)
+    if times is None:
+        raise record_error(source, where, "no timestamp",
+                           "give 'question_timestamps' (\"HH:MM:SS\") or 'query_timestamp' (seconds)")
+    if rec.answer_idx is not None:
+        if not rec.answer_idx < len(options):
+            raise record_error(source, where, f"answer_idx {rec.answer_idx} is outside the {len(options)} options")
+        answer_label: Any = OPTION_LETTERS[rec.answer_idx]
+    else:
+        answer_label = rec.answer_label
     labels = answer_label if isinstance(answer_label, list) else [answer_label] * len(times)
     if len(labels) != len(times):
         raise record_error(source, where, f"{len(times)} timestamps but {len(labels)} answer labels")
+    reference = rec.answer
+    if reference is not None and not isinstance(reference, (str, int, float)):
+        reference = None if not isinstance(reference, (list, dict)) else reference
     out = []
     for k, (t, label) in enumerate(zip(times, labels)):
         if options and label is not None and label not in OPTION_LETTERS[: len(options)]:
             raise record_error(source, where, f"answer {label!r} is not one of the option letters "
                                               f"{OPTION_LETTERS[: len(options)]}")
-        out.append(Question(
-            qid=qid if len(times) == 1 else f"{qid}#{k}", t_s=t, text=str(rec["question"]), options=options,
-            answer=label, subtask=str(rec.get("subcategory", "")),
-            category=str(rec.get("category", rec.get("dimension", ""))), qtype=str(rec.get("qtype", "")),
-            meta={"video_uid": video_uid, "reference": rec.get("answer", rec.get("reference_answer")),
-                  "source": source}))
+        try:
+            out.append(Question(
+                qid=qid if len(times) == 1 else f"{qid}#{k}", t_s=t, text=rec.question, options=options,
+                answer=label, subtask=rec.subcategory, category=rec.category, qtype=rec.qtype,
+                meta={"video_uid": video_uid, "reference": reference, "source": source}))
+        except InvalidInputError as exc:
+            raise record_error(source, where, str(exc)) from None
     return out
-
-
-def _timestamps(rec: Mapping[str, Any], source: str, where: str) -> list[float]:
-    for key in ("timestamp_s", "query_timestamp", "question_timestamps", "question_timestamp", "timestamp"):
-        if key in rec:
-            raw = rec[key]
-            values = raw if isinstance(raw, list) else [raw]
-            if not values:
-                raise record_error(source, where, f"{key!r} is an empty list")
-            return [parse_clock(v, source=source, where=where) for v in values]
-    raise record_error(source, where, "no timestamp",
-                       "give 'question_timestamps' (\"HH:MM:SS\") or 'query_timestamp' (seconds)")
-
-
-def _options_and_label(rec: Mapping[str, Any], source: str, where: str) -> tuple[tuple[str, ...], Any]:
-    raw = rec.get("options", {})
-    if raw is None:
-        raw = {}
-    if isinstance(raw, Mapping):
-        keys = [str(k).strip().upper() for k in raw]
-        expected = list(OPTION_LETTERS[: len(keys)])
-        if sorted(keys) != expected:
-            raise record_error(source, where, f"option keys {keys} must be consecutive letters {expected}")
-        options = tuple(str(raw[k]) for k in sorted(raw, key=lambda k: str(k).strip().upper()))
-    elif isinstance(raw, list):
-        options = tuple(str(o) for o in raw)
-    else:
-        raise record_error(source, where, f"'options' must be an object of letters or a list, got {type(raw).__name__}")
-    if "answer_idx" in rec:
-        idx = rec["answer_idx"]
-        if not isinstance(idx, int) or not 0 <= idx < len(options):
-            raise record_error(source, where, f"answer_idx {idx!r} is outside the {len(options)} options")
-        return options, OPTION_LETTERS[idx]
-    label = rec.get("answer_label")
-    if isinstance(label, str):
-        label = label.strip().upper() or None
-    return options, label
 
 
 # --- protocol -----------------------------------------------------------------------------
@@ -131,6 +168,7 @@ def score_question(q: Question, answer: Any, latency_s: float, judge: Any = None
     """One prediction record: the letter (multiple choice) or text, and whether it is right."""
     letter = getattr(answer, "letter", None)
     text = str(getattr(answer, "text", "") or "")
+    abstained = is_abstention(answer)
     reference = q.meta.get("reference")
     correct: Optional[bool]
     if q.options:
@@ -141,10 +179,13 @@ def score_question(q: Question, answer: Any, latency_s: float, judge: Any = None
         ref_terms = relation_terms(str(reference or ""))
         correct = (relation_terms(text) == ref_terms) if ref_terms else None
         scored_by = "relation_terms" if ref_terms else "none"
+    if abstained and correct is not None:
+        correct = False  # an abstention is a wrong answer, whatever its text says
     return {"qid": q.qid, "t_s": q.t_s, "question": q.text, "options": list(q.options),
             "answer_label": q.answer, "reference": reference, "pred_letter": letter, "pred_text": text,
             "correct": correct, "scored_by": scored_by, "category": q.category, "subcategory": q.subtask,
-            "qtype": q.qtype, "latency_s": latency_s, "flags": list(getattr(answer, "flags", ()) or ())}
+            "qtype": q.qtype, "latency_s": latency_s, "flags": list(getattr(answer, "flags", ()) or ()),
+            "abstained": abstained}
 
 
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict:

@@ -19,12 +19,16 @@ the answer's evidence times (ranked in the order given).
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Annotated, Any, Mapping, Optional, Sequence
+
+from pydantic import BeforeValidator
 
 from ..types import OPTION_LETTERS, TextEnum
-from .annotations import BenchEpisode, parse_clock, read_records, record_error, require_keys, safe_name
+from .annotations import (BenchEpisode, FreeText, Label, Record, Seconds, Text, _option, check_record, clock_seconds,
+                          read_records, record_error, safe_name)
 from .metrics import mean, pairwise_order_accuracy, parse_letters, recall_at_k
 from .runner import StreamRunner
 
@@ -59,6 +63,40 @@ class XLeQuery:
     reference: str = ""
 
 
+def _event(v: Any) -> str:
+    return _option(v)
+
+
+def _span(v: Any) -> tuple[float, float]:
+    if not isinstance(v, list) or len(v) != 2:
+        raise ValueError("a span must be [start, end]")
+    return (clock_seconds(v[0]), clock_seconds(v[1]))
+
+
+def _order_item(v: Any) -> Any:
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise ValueError("expected an event letter or index")
+    return v
+
+
+class XLeQueryRecord(Record):
+    task: Text
+    query: Text
+    qid: Optional[Label] = None
+    gt_spans: Optional[list[Annotated[tuple[float, float], BeforeValidator(_span)]]] = None
+    answer: Any = None
+    events: Optional[list[Annotated[str, BeforeValidator(_event)]]] = None
+    answer_order: Optional[list[Annotated[Any, BeforeValidator(_order_item)]]] = None
+    reference: FreeText = ""
+
+
+class XLeLog(Record):
+    queries: list[Any]
+    log_id: Optional[Label] = None
+    video: Optional[Text] = None
+    duration_s: Optional[Seconds] = None
+
+
 def load(path: str, **_: Any) -> list[BenchEpisode]:
     data, source = read_records(path)
     logs = data.get("logs") if isinstance(data, Mapping) else data
@@ -66,44 +104,48 @@ def load(path: str, **_: Any) -> list[BenchEpisode]:
         raise record_error(source, "top level", "expected a list of life-logs or {'logs': [...]}")
     episodes = []
     for i, row in enumerate(logs):
-        rec = require_keys(row, ["queries"], source, f"log {i}")
-        log_id = str(rec.get("log_id", i))
-        queries = tuple(_parse_query(q, k, source, f"log {i} ({log_id}) query {k}") for k, q in enumerate(rec["queries"]))
-        dur = rec.get("duration_s")
-        episodes.append(BenchEpisode(episode_id=safe_name(log_id), video=str(rec.get("video", log_id)), items=queries,
-                                     duration_s=float(dur) if dur is not None else None,
-                                     meta={"horizon_s": float(dur) if dur is not None else 0.0}))
+        rec = check_record(XLeLog, row, source, f"log {i}")
+        log_id = rec.log_id if rec.log_id is not None else str(i)
+        dur = rec.duration_s
+        queries = tuple(_parse_query(q, k, source, f"log {i} ({log_id[:60]}) query {k}", dur)
+                        for k, q in enumerate(rec.queries))
+        episodes.append(BenchEpisode(episode_id=safe_name(log_id), video=rec.video or log_id, items=queries,
+                                     duration_s=dur, meta={"horizon_s": dur if dur is not None else 0.0}))
     return episodes
 
 
-def _parse_query(q: Any, k: int, source: str, where: str) -> XLeQuery:
-    rec = require_keys(q, ["task", "query"], source, where)
-    name = str(rec["task"]).strip().lower()
+def _parse_query(q: Any, k: int, source: str, where: str, duration_s: Optional[float] = None) -> XLeQuery:
+    rec = check_record(XLeQueryRecord, q, source, where)
+    name = rec.task.strip().lower()
     if name not in TASKS:
-        raise record_error(source, where, f"task {rec['task']!r} is not one of {TASKS}")
+        raise record_error(source, where, f"task {rec.task!r:.80} is not one of {TASKS}")
     task = XLeTask(name)
-    qid = str(rec.get("qid", k))
+    qid = rec.qid if rec.qid is not None else str(k)
     if task == XLeTask.TEMPORAL_LOCALIZATION:
-        spans = rec.get("gt_spans")
-        if not isinstance(spans, list) or not spans or not all(isinstance(s, list) and len(s) == 2 for s in spans):
+        spans = tuple(rec.gt_spans or ())
+        if not spans:
             raise record_error(source, where, "'gt_spans' must be a non-empty list of [start, end]")
-        parsed = tuple((parse_clock(a, source=source, where=where), parse_clock(b, source=source, where=where))
-                       for a, b in spans)
-        if any(b < a for a, b in parsed):
+        if any(b < a for a, b in spans):
             raise record_error(source, where, "a gt span ends before it starts")
-        return XLeQuery(qid, task, str(rec["query"]), gt_spans=parsed)
+        if duration_s is not None and any(b > duration_s + 1.0 for _, b in spans):
+            raise record_error(source, where, f"a gt span ends after the log's duration_s ({duration_s:g} s)")
+        return XLeQuery(qid, task, rec.query, gt_spans=spans)
     if task == XLeTask.COUNTING:
-        if not isinstance(rec.get("answer"), int):
-            raise record_error(source, where, "counting needs an integer 'answer'")
-        return XLeQuery(qid, task, str(rec["query"]), count=int(rec["answer"]))
+        if isinstance(rec.answer, bool) or not isinstance(rec.answer, int) or not 0 <= rec.answer < 2 ** 31:
+            raise record_error(source, where, "counting needs an integer 'answer' >= 0")
+        return XLeQuery(qid, task, rec.query, count=int(rec.answer))
     if task == XLeTask.SUMMARY_ORDERING:
-        events = tuple(str(e) for e in rec.get("events", ()))
+        events = tuple(rec.events or ())
         letters = OPTION_LETTERS[: len(events)]
-        order = tuple(letters[o] if isinstance(o, int) else str(o).upper() for o in rec.get("answer_order", ()))
+        raw = rec.answer_order or []
+        if len(events) > len(OPTION_LETTERS) or any(isinstance(o, int) and not 0 <= o < len(letters) for o in raw):
+            raise record_error(source, where, f"'answer_order' indices must be in 0..{len(letters) - 1} "
+                                              f"(at most {len(OPTION_LETTERS)} events)")
+        order = tuple(letters[o] if isinstance(o, int) else o.strip().upper() for o in raw)
         if len(events) < 2 or sorted(order) != sorted(letters):
             raise record_error(source, where, "'answer_order' must list every event once (letters or indices)")
-        return XLeQuery(qid, task, str(rec["query"]), events=events, order=order)
-    return XLeQuery(qid, task, str(rec["query"]), reference=str(rec.get("reference", "")))
+        return XLeQuery(qid, task, rec.query, events=events, order=order)
+    return XLeQuery(qid, task, rec.query, reference=rec.reference)
 
 
 def spans_from_answer(answer: Any, pad_s: float = 1.0) -> list[tuple[float, float]]:
@@ -111,7 +153,10 @@ def spans_from_answer(answer: Any, pad_s: float = 1.0) -> list[tuple[float, floa
     text = str(getattr(answer, "text", "") or "")
     spans = []
     for a, b in _SPAN.findall(text):
-        s, e = parse_clock(a), parse_clock(b)
+        try:
+            s, e = clock_seconds(a, math.inf), clock_seconds(b, math.inf)
+        except ValueError:  # "99:99" or an absurd number in a model's reply is not a span
+            continue
         spans.append((min(s, e), max(s, e)))
     if spans:
         return spans

@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="episode seed (default %(default)s)")
     parser.add_argument("--minutes", type=float, default=DEFAULT_MINUTES, help="episode length (default %(default)s)")
     parser.add_argument("--noise", choices=("none", "realistic"), default="none", help="oracle perception noise preset")
+    parser.add_argument("--phrasings", choices=("templates", "dev"), default="templates",
+                        help="ask the questions in the simulator's templates or in its development phrasings "
+                             "(other words and object names, same answers; default %(default)s)")
     parser.add_argument("--out", default=DEFAULT_OUT, help="per-question results JSON (default %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary table")
 
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from ..sim import generate_episode
 
     t0 = time.perf_counter()
-    episode = generate_episode(seed=args.seed, minutes=args.minutes)
+    episode = generate_episode(seed=args.seed, minutes=args.minutes, phrasings=args.phrasings)
     if not args.quiet:
         print(f"episode: seed={args.seed}, {args.minutes:g} min, {episode.n_frames} frames, "
               f"{len(episode.questions)} questions (generated in {time.perf_counter() - t0:.1f} s)")

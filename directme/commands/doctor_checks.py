@@ -58,7 +58,7 @@ def _check(family: str) -> Callable[[], str]:
         total = sum((ans.option_scores or {}).values())
         if ans.letter is None or not math.isclose(total, 1.0, abs_tol=1e-6):
             raise BackendError(f"tiny {family}: expected a letter and option probabilities summing to 1, "
-                               f"got letter={ans.letter} sum={total:.6f} flags={ans.flags}")
+                               f"got letter={ans.letter} sum={total:.6f} flags={tuple(map(str, ans.flags))}")
         return (f"tiny random {family} answered via Agent.ask: letter {ans.letter}, p={ans.confidence:.2f}, "
                 f"sum(p)={total:.3f}, {time.perf_counter() - t0:.1f} s (random weights: the answer is meaningless)")
     return run

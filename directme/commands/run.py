@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..types import OPTION_LETTERS
+from ..types import OPTION_LETTERS, Flag
 from .run_questions import Ask, collect_questions, parse_time
 
 
@@ -299,12 +299,19 @@ def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
     from ..viz.common import answer_line
 
     check = ""
+    abstained = Flag.ABSTAINED in answer.flags
     if ask.answer and answer.letter:
         check = "  [correct]" if answer.letter == ask.answer else f"  [wrong; correct: {ask.answer}]"
+    elif ask.answer and abstained:
+        check = f"  [no answer; correct: {ask.answer}]"
     lines = [f"[t={answer.t_s:7.1f}s] {ask.text}"]
     if ask.options:
         lines.append("           options: " + " | ".join(f"{c}. {o}" for c, o in zip(OPTION_LETTERS, ask.options)))
-    lines.append(f"           -> {answer_line(answer)}   confidence {answer.confidence:.2f}{check}")
+    if abstained:  # the geometric answerer gave no answer and no MLLM did either
+        why = "the MLLM failed" if Flag.MLLM_FAILED in answer.flags else "no MLLM configured"
+        lines.append(f"           -> not understood - {why} ({' '.join(str(answer.text).split())}){check}")
+    else:
+        lines.append(f"           -> {answer_line(answer)}   confidence {answer.confidence:.2f}{check}")
     for ev in answer.evidence[:4]:
         seen = f" seen {min(ev.times_s):.1f}-{max(ev.times_s):.1f}s" if ev.times_s else ""
         kf = f", keyframes at {', '.join(f'{k:.1f}' for k in ev.keyframe_times_s[:3])}s" if ev.keyframe_times_s else ""
@@ -317,6 +324,7 @@ def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
 def _answers_json(results: list[tuple[Ask, Any]]) -> list[dict]:
     return [{"question": a.text, "t_s": ans.t_s, "options": list(a.options), "letter": ans.letter,
              "text": ans.text, "confidence": ans.confidence, "correct_letter": a.answer, "flags": list(ans.flags),
+             "abstained": Flag.ABSTAINED in ans.flags,
              "evidence": [{"node_id": e.node_id, "label": e.label, "times_s": list(e.times_s)} for e in ans.evidence]}
             for a, ans in results]
 
@@ -336,12 +344,44 @@ def _write_report(args: argparse.Namespace, agent: Any, results: list[tuple[Ask,
     print(f"report: {index} ({len(items)} images)")
 
 
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse now, before anything is streamed, an output that could only fail at the end: ``--out`` naming a
+    directory, or inside the ``--save`` directory (a save replaces its whole directory), ``--report`` inside
+    it, and a ``--save`` directory that ``Agent.save`` would refuse."""
+    from ..agent import check_save_destination
+
+    save = None
+    if args.save is not None:
+        try:
+            save = check_save_destination(args.save).resolve()
+        except InvalidInputError as e:
+            raise InvalidInputError(f"--save: {e}") from None
+    for flag, value, is_dir in (("--out", args.out, False), ("--report", args.report, True)):
+        if value is None:
+            continue
+        p = Path(value)
+        if not str(value).strip():
+            want = "directory" if is_dir else "file such as answers.json"
+            raise InvalidInputError(f"{flag}: an empty path; give a {want}")
+        if not is_dir and p.is_dir():
+            raise InvalidInputError(f"{flag} {p} is a directory; give a file, e.g. {p / 'answers.json'}")
+        if is_dir and p.exists() and not p.is_dir():
+            raise InvalidInputError(f"{flag} {p} is a file; give a directory")
+        blocker = next((q for q in p.parents if q.exists() and not q.is_dir()), None)
+        if blocker is not None:
+            raise InvalidInputError(f"{flag} {p}: {blocker} is a file, not a directory")
+        if save is not None and (p.resolve() == save or save in p.resolve().parents):
+            raise InvalidInputError(f"{flag} {p} is inside the --save directory {args.save}, which the save replaces "
+                                    f"as a whole; write it elsewhere")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..agent import Agent, build_perception
     from ..bench.models import ModelSpec
 
     if args.input is None and args.load is None:
         raise InvalidInputError("give an INPUT to stream (video, folder, .vrs, episode) or --load DIR")
+    check_outputs(args)
     src = open_source(args.input, args.fps or None, args.trajectory, args.skip_corrupt) if args.input else None
     tap = _Tap()
     if args.load:
@@ -372,7 +412,9 @@ def run(args: argparse.Namespace) -> int:
     scored = [(a, ans) for a, ans in runner.results if a.answer]
     if scored:
         acc = sum(ans.letter == a.answer for a, ans in scored) / len(scored)
-        print(f"accuracy={acc:.3f} ({len(scored)} questions with a known answer)")
+        n_abstained = sum(Flag.ABSTAINED in ans.flags for _, ans in scored)
+        print(f"accuracy={acc:.3f} ({len(scored)} questions with a known answer; {n_abstained} abstained, "
+              f"counted wrong)")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(_answers_json(runner.results), indent=2), encoding="utf-8")

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from ..errors import InvalidInputError
+from ..types import MAX_STREAM_S, check_options
+
 
 def parse_time(text: Any) -> float:
-    """Seconds from a number or 'HH:MM:SS' / 'MM:SS' (minutes may exceed 59)."""
+    """Seconds from a number or 'HH:MM:SS' / 'MM:SS' (minutes may exceed 59), in [0, MAX_STREAM_S]."""
     s = str(text).strip()
     try:
         if ":" in s:
@@ -21,10 +22,14 @@ def parse_time(text: Any) -> float:
             t = 0.0
             for x in parts:
                 t = t * 60.0 + x
-            return t
-        return float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a time: {text!r} (use seconds or HH:MM:SS)") from None
+        else:
+            t = float(s)
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"not a time: {text!r:.60} (use seconds or HH:MM:SS)") from None
+    if not 0 <= t <= MAX_STREAM_S:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"not a time: {text!r:.60} (seconds from the stream start, 0 to "
+                                         f"{MAX_STREAM_S:g})")
+    return t
 
 
 @dataclass(frozen=True)
@@ -39,32 +44,31 @@ def _record_to_ask(rec: Any, where: str) -> Ask:
     if not isinstance(rec, dict):
         raise InvalidInputError(f"{where}: each question must be a mapping, got {type(rec).__name__}")
     text = rec.get("question") or rec.get("text")
-    if not text:
-        raise InvalidInputError(f"{where}: a question needs a 'question' (or 'text') field: {rec}")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInputError(f"{where}: a question needs a 'question' (or 'text') string field: {rec!r:.200}")
     t = next((rec[k] for k in ("t_s", "t", "at", "timestamp_s", "question_timestamps", "time") if k in rec), None)
     opts = rec.get("options") or ()
     if isinstance(opts, dict):
-        opts = [opts[k] for k in sorted(opts)]
+        opts = [opts[k] for k in sorted(opts, key=str)]
+    if not isinstance(opts, (list, tuple)):
+        raise InvalidInputError(f"{where}: 'options' must be a list (or a mapping of letters), got {opts!r:.80}")
+    opts = check_options(tuple(str(o) if isinstance(o, (int, float)) and not isinstance(o, bool) else o
+                               for o in opts), f"{where} options")
     try:
         t_s = None if t is None else parse_time(t)
     except argparse.ArgumentTypeError as exc:
         raise InvalidInputError(f"{where}: {exc}") from None
-    return Ask(str(text), t_s, tuple(str(o) for o in opts), rec.get("answer_label") or rec.get("answer_letter"))
+    return Ask(text, t_s, opts, rec.get("answer_label") or rec.get("answer_letter"))
 
 
 def read_questions(path: str) -> list[Ask]:
     """Questions from a JSON / YAML list (or {"questions": [...]}) or text lines 'SECONDS QUESTION'."""
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidInputError(f"questions file {p} not found")
-    text = p.read_text(encoding="utf-8")
-    if p.suffix.lower() in (".json", ".yaml", ".yml"):
-        try:
-            import yaml
+    from ..validation import load_json, load_yaml, read_text
 
-            data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
-        except ValueError as exc:
-            raise InvalidInputError(f"{p}: cannot parse ({exc})") from exc
+    p = Path(path)
+    text = read_text(p, "questions file", 64 << 20)  # UTF-8, named otherwise
+    if p.suffix.lower() in (".json", ".yaml", ".yml"):
+        data = load_json(text, str(p)) if p.suffix.lower() == ".json" else load_yaml(text, str(p))
         data = data.get("questions", data) if isinstance(data, dict) else data
         if not isinstance(data, list):
             raise InvalidInputError(f"{p}: expected a list of questions")

@@ -3,6 +3,8 @@ behaviour is fixed). Every tuning constant of ``directme.memory`` lives here wit
 why a value was chosen is in docs/memory.md and docs/performance.md."""
 from __future__ import annotations
 
+import math
+import numbers
 import warnings
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Optional
@@ -11,18 +13,47 @@ from ..errors import InvalidInputError
 
 
 def _check(section: object, positive: tuple[str, ...] = (), at_least_one: tuple[str, ...] = (),
-           unit: tuple[str, ...] = ()) -> None:
-    """Range checks shared by the sections: > 0, integers >= 1, and fractions in [0, 1]."""
-    name = type(section).__name__
+           unit: tuple[str, ...] = (), non_negative: tuple[str, ...] = ()) -> None:
+    """Type and range checks shared by the sections: each field of the type it is declared with (bool, int,
+    float: finite), then > 0, integers >= 1, fractions in [0, 1] and >= 0; a message names the key path
+    (``memory.map.pixel_stride``). ``MemoryConfig.from_dict`` parses strictly before (directme.validation)."""
+    for fd in fields(section):  # type: ignore[arg-type]
+        v, kind = getattr(section, fd.name), fd.type
+        ok = (isinstance(v, bool) if kind == "bool" else
+              isinstance(v, numbers.Integral) and not isinstance(v, bool) if kind == "int" else
+              isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) if kind == "float" else True)
+        if not ok:
+            raise InvalidInputError(f"{_path(section, fd.name)}: expected {_KIND_WORDS[kind]}, got {v!r:.60}")
     for f in positive:
-        if not float(getattr(section, f)) > 0:
-            raise InvalidInputError(f"{name}.{f} must be > 0, got {getattr(section, f)}")
+        if not _number(section, f) > 0:
+            raise InvalidInputError(f"{_path(section, f)} must be > 0, got {getattr(section, f)!r}")
     for f in at_least_one:
-        if int(getattr(section, f)) < 1:
-            raise InvalidInputError(f"{name}.{f} must be >= 1, got {getattr(section, f)}")
+        if not _number(section, f) >= 1:
+            raise InvalidInputError(f"{_path(section, f)} must be >= 1, got {getattr(section, f)!r}")
     for f in unit:
-        if not 0 <= float(getattr(section, f)) <= 1:
-            raise InvalidInputError(f"{name}.{f} must be in [0, 1], got {getattr(section, f)}")
+        if not 0 <= _number(section, f) <= 1:
+            raise InvalidInputError(f"{_path(section, f)} must be in [0, 1], got {getattr(section, f)!r}")
+    for f in non_negative:
+        if not _number(section, f) >= 0:
+            raise InvalidInputError(f"{_path(section, f)} must be >= 0, got {getattr(section, f)!r}")
+
+
+_KIND_WORDS = {"bool": "a boolean (true or false)", "int": "an integer", "float": "a finite number"}
+
+
+def _path(section: object, f: str) -> str:
+    return f"memory.{_SECTION_OF.get(type(section), type(section).__name__)}.{f}"
+
+
+def _number(section: object, f: str) -> float:
+    """The field as a float (NaN for a value of the wrong type: every range check then fails, naming it)."""
+    v = getattr(section, f)
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return math.nan
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
 
 
 @dataclass(frozen=True)
@@ -42,8 +73,8 @@ class MapConfig:
         _check(self, positive=("voxel_m", "max_depth_m", "min_cam_depth_m"),
                at_least_one=("pixel_stride", "max_voxels_per_object", "min_points"))
         for f in ("position_trim", "obs_trim"):
-            if not 0 <= getattr(self, f) < 0.5:
-                raise InvalidInputError(f"MapConfig.{f} must be in [0, 0.5), got {getattr(self, f)}")
+            if not 0 <= _number(self, f) < 0.5:
+                raise InvalidInputError(f"{_path(self, f)} must be in [0, 0.5), got {getattr(self, f)!r}")
 
 
 @dataclass(frozen=True)
@@ -75,7 +106,11 @@ class AssociationConfig:
         _check(self, positive=("match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "recent_s",
                                "search_min_m", "mismatch_size_ratio", "ambiguous_m"),
                at_least_one=("move_confirm", "confirm_obs"),
-               unit=("overlap_min", "label_share_min", "carve_min_frac", "tight_extent_frac"))
+               unit=("overlap_min", "label_share_min", "carve_min_frac", "tight_extent_frac"),
+               non_negative=("drift_per_m", "strong_score", "track_bonus", "semantic_weight", "embed_veto_margin"))
+        if not -1 <= _number(self, "embed_min") <= 1:
+            raise InvalidInputError(f"{_path(self, 'embed_min')} must be a cosine similarity in [-1, 1], got "
+                                    f"{self.embed_min!r}")
 
 
 @dataclass(frozen=True)
@@ -102,9 +137,9 @@ class RelocalisationConfig:
     def __post_init__(self) -> None:
         _check(self, positive=("search_m", "base_m", "tol_m", "window_s", "min_baseline_m", "max_vertical_m",
                                "big_shift_m", "recent_s", "max_extent_m", "hypothesis_step_m"),
-               at_least_one=("min_support", "visit_min_obs"))
-        if not 0 <= self.max_yaw_deg <= 90:
-            raise InvalidInputError(f"RelocalisationConfig.max_yaw_deg must be in [0, 90], got {self.max_yaw_deg}")
+               at_least_one=("min_support", "visit_min_obs"), non_negative=("min_shift_m", "min_yaw_deg"))
+        if not 0 <= _number(self, "max_yaw_deg") <= 90:
+            raise InvalidInputError(f"{_path(self, 'max_yaw_deg')} must be in [0, 90], got {self.max_yaw_deg!r}")
 
 
 @dataclass(frozen=True)
@@ -125,9 +160,8 @@ class HeadingConfig:
 
     def __post_init__(self) -> None:
         _check(self, positive=("max_deg", "noise_deg", "drift_deg_per_min", "up_refine_max_deg"),
-               at_least_one=("grid_cols", "ref_frames"), unit=("min_strength", "vertical_max_cos"))
-        if self.min_deg < 0:
-            raise InvalidInputError(f"HeadingConfig.min_deg must be >= 0, got {self.min_deg}")
+               at_least_one=("grid_cols", "ref_frames"), unit=("min_strength", "vertical_max_cos"),
+               non_negative=("min_deg", "interval_s"))
 
 
 @dataclass(frozen=True)
@@ -142,9 +176,10 @@ class KeyframeConfig:
     max_log: int = 64  # keyframe changes logged per object; after that the set is kept as it is
 
     def __post_init__(self) -> None:
-        _check(self, at_least_one=("max_per_object", "image_max_side", "max_log"))
-        if not 1 <= self.jpeg_quality <= 100:
-            raise InvalidInputError(f"KeyframeConfig.jpeg_quality must be in [1, 100], got {self.jpeg_quality}")
+        _check(self, at_least_one=("max_per_object", "image_max_side", "max_log"),
+               non_negative=("min_gap_s", "min_angle_deg"))
+        if not 1 <= _number(self, "jpeg_quality") <= 100:
+            raise InvalidInputError(f"{_path(self, 'jpeg_quality')} must be in [1, 100], got {self.jpeg_quality!r}")
 
 
 @dataclass(frozen=True)
@@ -161,14 +196,14 @@ class GoneConfig:
     view_range_m: tuple[float, float] = (0.8, 4.5)  # ... at a depth in this range, the wearer in its room
 
     def __post_init__(self) -> None:
-        _check(self, positive=("depth_tol_m", "min_px"), at_least_one=("frames",), unit=("min_empty",))
-        if len(self.view_half_fov_deg) != 2 or not all(0 < v < 90 for v in self.view_half_fov_deg):
-            raise InvalidInputError(f"GoneConfig.view_half_fov_deg must be two angles in (0, 90), got "
-                                    f"{self.view_half_fov_deg}")
-        lo, hi = self.view_range_m
-        if not 0 <= lo < hi:
-            raise InvalidInputError(f"GoneConfig.view_range_m must be (near, far) with 0 <= near < far, got "
-                                    f"{self.view_range_m}")
+        _check(self, positive=("depth_tol_m", "min_px"), at_least_one=("frames",), unit=("min_empty",),
+               non_negative=("margin_px", "depth_rel"))
+        if not _pair(self.view_half_fov_deg) or not all(0 < v < 90 for v in self.view_half_fov_deg):
+            raise InvalidInputError(f"{_path(self, 'view_half_fov_deg')} must be two angles in (0, 90), got "
+                                    f"{self.view_half_fov_deg!r}")
+        if not _pair(self.view_range_m) or not 0 <= self.view_range_m[0] < self.view_range_m[1]:
+            raise InvalidInputError(f"{_path(self, 'view_range_m')} must be (near, far) with 0 <= near < far, got "
+                                    f"{self.view_range_m!r}")
 
 
 @dataclass(frozen=True)
@@ -180,13 +215,18 @@ class PlacesConfig:
     edge_knn: int = 3  # ... and to each object's k nearest neighbours
 
     def __post_init__(self) -> None:
-        _check(self, positive=("eps_m", "edge_distance_m"))
-        if self.edge_knn < 0:
-            raise InvalidInputError(f"PlacesConfig.edge_knn must be >= 0, got {self.edge_knn}")
+        _check(self, positive=("eps_m", "edge_distance_m"), non_negative=("edge_knn",))
+
+
+def _pair(v: object) -> bool:
+    """Two finite numbers (a range or a pair of angles)."""
+    return isinstance(v, (tuple, list)) and len(v) == 2 and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)
 
 
 _SECTIONS = {"map": MapConfig, "association": AssociationConfig, "relocalisation": RelocalisationConfig,
              "heading": HeadingConfig, "keyframes": KeyframeConfig, "gone": GoneConfig, "places": PlacesConfig}
+_SECTION_OF = {cls: name for name, cls in _SECTIONS.items()}
 
 # flat keys of the format before the sections (saved configs and old code): key -> (section, field)
 _FLAT: dict[str, tuple[str, str]] = {
@@ -228,8 +268,8 @@ class MemoryConfig:
             if not isinstance(getattr(self, name), cls):
                 raise InvalidInputError(f"MemoryConfig.{name} must be a {cls.__name__}, got "
                                         f"{type(getattr(self, name)).__name__}")
-        if self.up_world is not None and len(self.up_world) != 3:
-            raise InvalidInputError(f"MemoryConfig.up_world must be 3 numbers or None, got {self.up_world}")
+        if self.up_world is not None:
+            object.__setattr__(self, "up_world", _up_world(self.up_world, "memory.up_world"))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -246,26 +286,36 @@ class MemoryConfig:
         return MemoryConfig.from_dict(d)
 
     @staticmethod
-    def from_dict(d: Mapping[str, Any]) -> "MemoryConfig":
-        """From ``{"association": {...}, ..., "up_world": ...}``. Flat keys of the older format (for example
-        ``relocalize`` or ``voxel_m`` in a saved agent) are read with a DeprecationWarning naming the new key."""
+    def from_dict(d: Mapping[str, Any], path: str = "memory") -> "MemoryConfig":
+        """From ``{"association": {...}, ..., "up_world": ...}``, strictly typed (``directme.validation``:
+        booleans only from booleans, integers only from integers, numbers not from strings, each in its
+        range; an error names the key path, ``memory.relocalisation.enabled: expected a boolean ...``).
+        Flat keys of the older format (for example ``relocalize`` or ``voxel_m`` in a saved agent) are read
+        with a DeprecationWarning naming the new key."""
+        from ..validation import describe, parse_dataclass
+
+        if isinstance(d, MemoryConfig):
+            return d
+        if not isinstance(d, Mapping):
+            raise InvalidInputError(f"{path}: expected a mapping of sections, got {describe(d)}")
         nested: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
         up = d.get("up_world")
         old = []
         for key, value in d.items():
             if key == "up_world":
                 continue
-            if key in _SECTIONS:
+            if isinstance(key, str) and key in _SECTIONS:
                 if not isinstance(value, Mapping):
-                    raise InvalidInputError(f"MemoryConfig.{key} must be a mapping of its fields, got {value!r}")
+                    raise InvalidInputError(f"MemoryConfig.{key} ({path}.{key}) must be a mapping of its fields, "
+                                            f"got {describe(value)}")
                 nested[key].update(value)
-            elif key in _FLAT:
+            elif isinstance(key, str) and key in _FLAT:
                 section, name = _FLAT[key]
                 nested[section][name] = value
                 old.append(f"{key} -> {section}.{name}")
             else:
-                raise InvalidInputError(f"unknown MemoryConfig key {key!r}; sections: {sorted(_SECTIONS)} and "
-                                        "up_world (docs/memory.md lists every field)")
+                raise InvalidInputError(f"unknown MemoryConfig key {describe(key)} in {path}; sections: "
+                                        f"{sorted(_SECTIONS)} and up_world (docs/memory.md lists every field)")
         if old:
             warnings.warn("MemoryConfig: flat keys are deprecated, use the sections: " + ", ".join(old),
                           DeprecationWarning, stacklevel=2)
@@ -274,9 +324,19 @@ class MemoryConfig:
             known = {f.name for f in fields(cls)}
             unknown = set(nested[name]) - known
             if unknown:
-                raise InvalidInputError(f"unknown MemoryConfig.{name} fields {sorted(unknown)}; known: {sorted(known)}")
-            values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in nested[name].items()}
-            kw[name] = cls(**values)
+                raise InvalidInputError(f"unknown MemoryConfig.{name} fields {sorted(map(str, unknown))} "
+                                        f"({path}.{name}); known: {sorted(known)}")
+            kw[name] = parse_dataclass(cls, nested[name], f"{path}.{name}")
         if up is not None:
-            kw["up_world"] = tuple(float(v) for v in up)
+            kw["up_world"] = _up_world(up, f"{path}.up_world")
         return MemoryConfig(**kw)
+
+
+def _up_world(value: Any, path: str) -> tuple[float, float, float]:
+    """Three finite numbers, not all zero (a direction), as floats."""
+    ok = isinstance(value, (tuple, list)) and len(value) == 3 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+    if not ok or math.hypot(*value) == 0:
+        raise InvalidInputError(f"{path}: expected 3 finite numbers, not all zero (the world's up direction) or "
+                                f"null, got {value!r:.80}")
+    return (float(value[0]), float(value[1]), float(value[2]))

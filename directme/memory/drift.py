@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._atomic import StateError
 from ..types import FramePerception
 from .association import Obs, co_observed
 from .config import MemoryConfig
@@ -97,6 +98,9 @@ class DriftCorrector:
     def from_state(cfg: MemoryConfig, meta: dict[str, Any]) -> "DriftCorrector":
         d = DriftCorrector(cfg)
         d.T_mem_input = np.asarray(meta.get("T_mem_input", np.eye(4)), dtype=np.float64)
+        if d.T_mem_input.shape != (4, 4) or not np.isfinite(d.T_mem_input).all() or \
+                not np.allclose(d.T_mem_input[3], (0, 0, 0, 1)):
+            raise StateError("T_mem_input", "must be a finite 4x4 rigid transform")
         d.relocalisations = [(float(t), tuple(float(x) for x in v), float(yaw))
                              for t, v, yaw in meta.get("relocalisations", [])]
         d.reloc.pairs = [pair_from_json(p) for p in meta.get("reloc_pairs", [])]

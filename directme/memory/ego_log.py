@@ -2,11 +2,13 @@
 memory took, plus the world's up direction (append-only, so a view at time t never changes)."""
 from __future__ import annotations
 
+import math
 from array import array
 from typing import Any, Optional
 
 import numpy as np
 
+from .._atomic import StateError, column
 from ..geometry import Intrinsics
 from .buffers import GrowArray
 from .snapshot import EgoTrack
@@ -73,9 +75,22 @@ class EgoLog:
 
     @staticmethod
     def from_state(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> "EgoLog":
-        up = meta["up_world"]
+        """The log saved by ``to_state``, checked (times and distance never decrease, tags in range)."""
+        up, tags = meta.get("up_world"), meta.get("tags")
+        if up is not None and not (isinstance(up, list) and len(up) == 3 and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in up)):
+            raise StateError("up_world", f"must be null or 3 finite numbers, got {up!r}")
+        if not isinstance(tags, list) or not all(t is None or isinstance(t, str) for t in tags):
+            raise StateError("tags", "must be a list of scene tags (strings or null)")
+        n = len(column(arrays, "ego_t", finite=True, increasing=True))
+        column(arrays, "ego_T", n, (4, 4), finite=True)
+        column(arrays, "ego_frame", n, kind="i")
+        column(arrays, "ego_tag", n, kind="i", lo=0, hi=len(tags))
+        column(arrays, "ego_path", n, finite=True, increasing=True)
+        if "ego_K" in arrays:
+            column(arrays, "ego_K", n, (6,), finite=True)
         log = EgoLog(None if up is None else np.asarray(up, dtype=np.float64))
-        log.tags = list(meta["tags"])
+        log.tags = list(tags)
         log.t, log.T = GrowArray.from_array(arrays["ego_t"]), GrowArray.from_array(arrays["ego_T"])
         log.frame, log.tag = GrowArray.from_array(arrays["ego_frame"]), GrowArray.from_array(arrays["ego_tag"])
         K = arrays.get("ego_K")

@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._atomic import StateError, column
 from .config import MemoryConfig
 from .keyframes import ImageStore
 from .objects import KeyframeEntry, ObjectRecord
@@ -118,35 +119,113 @@ class ObjectStore:
 
     @staticmethod
     def from_state(cfg: MemoryConfig, meta: dict[str, Any], arrays: dict[str, np.ndarray],
-                   images: dict[int, bytes]) -> "ObjectStore":
+                   images: dict[int, bytes], ego_t: Optional[np.ndarray] = None) -> "ObjectStore":
+        """The table saved by ``to_state``, checked (ids in range, logs in time order; with the ego log's
+        times ``ego_t``, each observation at the time of the ego frame it names)."""
+        labels, objs = meta.get("labels"), meta.get("objects")
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels) or \
+                len(set(labels)) != len(labels):
+            raise StateError("labels", "must be a list of distinct strings")
+        if not isinstance(objs, list) or not all(isinstance(om, dict) for om in objs):
+            raise StateError("objects", "must be a list of objects")
         store = ObjectStore(cfg)
-        for lab in meta["labels"]:
+        for lab in labels:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
+        missing = [n for n in ObjectRecord(0).columns() if n not in names and n != "embedding"]
+        if missing:
+            raise StateError(f"obj/{missing[0]}/len", "missing")
         split = {}
         for name in names:
-            lens = arrays[f"obj/{name}/len"]
+            lens = column(arrays, f"obj/{name}/len", len(objs), kind="i", lo=0)
             data = arrays.get(f"obj/{name}/data")
+            rows = 0 if data is None else len(data) if getattr(data, "ndim", 0) else -1
+            if rows != int(lens.sum()):
+                raise StateError(f"obj/{name}/data",
+                                 f"has {rows} rows, but obj/{name}/len adds up to {int(lens.sum())}")
             split[name] = np.split(data, np.cumsum(lens)[:-1]) if data is not None else []
-        for i, om in enumerate(meta["objects"]):
+        _check_columns(arrays, len(objs), len(labels), ego_t)
+        for i, om in enumerate(objs):
             rec = store.new_record()
             rec.restore_columns({name: split[name][i] for name in names})
             rec.keyframes = [_kf_from(v) for v in om["keyframes"]]
             rec.misses = int(om["misses"])
             rec.first_miss_s = math.inf if om["first_miss_s"] is None else float(om["first_miss_s"])
             rec.moving = bool(om.get("moving", False))
-        for rec, om in zip(store.records, meta["objects"]):
+        n = len(objs)
+        for rec, om in zip(store.records, objs):
+            into = om["merged_into"]
+            if any(not 0 <= int(j) < n or int(j) == rec.index for _, j in om["merges"]) or \
+                    (into is not None and not 0 <= int(into[1]) < n):
+                raise StateError("objects", f"object {rec.index}'s merges name objects outside 0..{n - 1}")
             rec.merges = [(float(t), store.records[j]) for t, j in om["merges"]]
-            if om["merged_into"] is not None:
-                rec.merged_into = (float(om["merged_into"][0]), store.records[om["merged_into"][1]])
+            if into is not None:
+                rec.merged_into = (float(into[0]), store.records[into[1]])
             store.sync(rec)
             if rec.merged_into is not None:
                 store.retire(rec)
         store.timeline.rebuild(store.records)
         store.track_map = {int(k): int(v) for k, v in meta["track_map"]}
+        if any(not 0 <= v < n for v in store.track_map.values()):
+            raise StateError("track_map", f"binds tracker ids to objects outside 0..{n - 1}")
         store.images.images = dict(images)
         store.images.refs = {int(k): int(v) for k, v in meta["image_refs"]}
         return store
+
+
+def _check_columns(arrays: dict[str, np.ndarray], n: int, n_labels: int, ego_t: Optional[np.ndarray]) -> None:
+    """The saved per-object columns (concatenated over the ``n`` objects): what the objects' views rely on,
+    checked at once; ``column`` raises StateError naming the key."""
+    def col(name: str, like: Optional[str] = None, **kw) -> tuple[np.ndarray, np.ndarray]:
+        lens = arrays[f"obj/{name}/len"]
+        if like is not None and not np.array_equal(lens, arrays[f"obj/{like}/len"]):
+            i = int(np.flatnonzero(lens != arrays[f"obj/{like}/len"])[0])
+            raise StateError(f"obj/{name}/len", f"gives object {i} {lens[i]} rows, but obj/{like}/len gives it "
+                                                f"{arrays[f'obj/{like}/len'][i]}")
+        data = arrays.get(f"obj/{name}/data")
+        if data is None:
+            return np.zeros((0, *kw.get("tail", ())), np.float64 if kw.get("kind", "f") == "f" else np.int64), lens
+        return column(arrays, f"obj/{name}/data", **kw), lens
+
+    def within_objects_increasing(name: str, data: np.ndarray, lens: np.ndarray) -> None:
+        drop = data[1:] < data[:-1]
+        starts = np.cumsum(lens)[:-1]
+        drop[starts[(starts > 0) & (starts < len(data))] - 1] = False  # each object's own log
+        if drop.any():
+            k = int(np.flatnonzero(drop)[0]) + 1
+            i = int(np.searchsorted(np.cumsum(lens), k, side="right"))
+            raise StateError(f"obj/{name}/data", f"decreases within object {i}'s log ({data[k - 1]} then {data[k]}); "
+                                                 "it must never decrease")
+
+    obs_t, obs_lens = col("obs_t", finite=True)
+    frames, _ = col("obs_frame", "obs_t", kind="i", lo=0, hi=None if ego_t is None else len(ego_t))
+    col("obs_label", "obs_t", kind="i", lo=0, hi=n_labels)
+    col("obs_score", "obs_t")
+    st_t, st_lens = col("st_t", finite=True)
+    col("st_pos", "st_t", tail=(3,), finite=True)
+    col("st_ext", "st_t", tail=(3,), finite=True)
+    st_int, _ = col("st_int", "st_t", tail=(4,), kind="i")
+    col("st_gone", "st_t")
+    col("st_first", "st_t")
+    placements, pl_lens = col("placements", finite=True)
+    col("votes_id", kind="i", lo=0, hi=n_labels)
+    col("votes_w", "votes_id")
+    for name, data, lens in (("obs_t", obs_t, obs_lens), ("st_t", st_t, st_lens), ("placements", placements, pl_lens)):
+        if n and lens.min() == 0:
+            raise StateError(f"obj/{name}/len", f"gives object {int(np.argmin(lens))} no rows; every object has some")
+        within_objects_increasing(name, data, lens)
+    if len(st_int):
+        placement_count = np.repeat(pl_lens, st_lens)
+        bad = (st_int[:, 0] < 0) | (st_int[:, 0] >= n_labels) | (st_int[:, 1] < 0) | \
+            (st_int[:, 1] >= placement_count) | ~np.isin(st_int[:, 2], (0, 1))
+        if bad.any():
+            i = int(np.searchsorted(np.cumsum(st_lens), int(np.flatnonzero(bad)[0]), side="right"))
+            raise StateError("obj/st_int/data", f"gives object {i} a label, placement or presence out of range")
+    if ego_t is not None and len(obs_t) and not np.array_equal(ego_t[frames], obs_t):
+        k = int(np.flatnonzero(ego_t[frames] != obs_t)[0])
+        i = int(np.searchsorted(np.cumsum(obs_lens), k, side="right"))
+        raise StateError("obj/obs_t/data", f"holds an observation of object {i} at t={obs_t[k]} s, but the ego frame "
+                                           f"it names was at t={ego_t[frames[k]]} s")
 
 
 def _kf_json(k: KeyframeEntry) -> list:

@@ -11,6 +11,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._atomic import StateError, column
 from .snapshot import PlaceNode
 
 
@@ -73,6 +74,10 @@ class PlaceClusterer:
         return None if frame_pos < 0 else self._ids[self.frame_place[frame_pos]]
 
     def restore(self, frame_place: np.ndarray, tags: list[str], positions_w: np.ndarray) -> None:
+        """Rebuild from a saved per-frame place log (checked: one place per ego frame, in range)."""
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise StateError("place_tags", "must be a list of strings")
+        column({"frame_place": frame_place}, "frame_place", len(positions_w), kind="i", lo=0, hi=len(tags))
         self.frame_place = array("i", frame_place.astype(int).tolist())
         self.place_tag = list(tags)
         self._ids = [f"p{i}" for i in range(len(tags))]

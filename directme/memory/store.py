@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
@@ -36,6 +37,15 @@ class SpatialMemory:
         self.drift = DriftCorrector(self.cfg)
         self.places = PlaceClusterer(self.cfg.places.eps_m)
         self._cache: dict = {}
+        # readers (as_of) may run in several threads at once: they fill the cache under this lock
+        self._cache_lock = threading.RLock()
+
+    def __getstate__(self) -> dict:  # copy / pickle: without the lock and the cache (rebuilt on demand)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_cache", "_cache_lock")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._cache, self._cache_lock = {}, threading.RLock()
 
     @property
     def latest_t_s(self) -> Optional[float]:
@@ -88,7 +98,8 @@ class SpatialMemory:
         seen = {r.index for r in assigned.values()}
         self._merge_duplicates(matches, t)
         check_gone(fp, seen, objects)
-        self._cache.clear()
+        with self._cache_lock:
+            self._cache.clear()
         return {tid: objects.tracked(tid).node_id for tid in assigned}
 
     def update_many(self, frames: Iterable[FramePerception]) -> int:
@@ -130,6 +141,12 @@ class SpatialMemory:
         return self._cache[key]
 
     def as_of(self, t_s: float, node_ids: Optional[Iterable[str]] = None) -> MemorySnapshot:
+        """The memory as it was at ``t_s`` (see ``_as_of``). Safe to call from several threads at once,
+        but not while ``update`` runs: ``directme.Agent`` makes sure of that (docs/faq.md, Threads)."""
+        with self._cache_lock:
+            return self._as_of(t_s, node_ids)
+
+    def _as_of(self, t_s: float, node_ids: Optional[Iterable[str]] = None) -> MemorySnapshot:
         """The memory as it was at ``t_s``. With ``node_ids`` the graph holds only those objects, their
         neighbours, the places and the ego node (a cheap subgraph for one question); ``objects`` always
         lists every object known at t_s, built lazily on access."""
@@ -166,12 +183,16 @@ class SpatialMemory:
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: Union[str, Path]) -> Path:
-        """Write the memory to ``directory`` (persist.py: each component writes its own state)."""
-        return save_memory(MemoryParts(self.cfg, self.objects, self.ego, self.drift, self.places), Path(directory))
+        """Write the memory to ``directory`` (persist.py: each component writes its own state). Crash-safe:
+        written beside it and renamed into place, so an earlier save there stays whole until the new one is
+        complete; refuses a non-empty directory that is not a directme save (docs/faq.md)."""
+        return save_memory(MemoryParts(self.cfg, self.objects, self.ego, self.drift, self.places), directory)
 
     @staticmethod
     def load(directory: Union[str, Path]) -> "SpatialMemory":
-        parts = load_memory(Path(directory))
+        """A memory written by ``save``; a damaged, incomplete or inconsistent save raises InvalidSaveError
+        naming the file."""
+        parts = load_memory(directory)
         mem = SpatialMemory(parts.cfg)
         mem.objects, mem.ego, mem.drift, mem.places = parts.objects, parts.ego, parts.drift, parts.places
         return mem

@@ -88,9 +88,9 @@ class LazyObjects(Mapping[str, ObjectNode]):
 
     def __getitem__(self, node_id: str) -> ObjectNode:
         node = self._built.get(node_id)
-        if node is None:
+        if node is None:  # two threads may build one node at once: both get the one kept first
             node = object_node(self._records[node_id], self._t, self._labels, self._place_of, self._views)
-            self._built[node_id] = node
+            node = self._built.setdefault(node_id, node)
         return node
 
     def __iter__(self) -> Iterator[str]:

@@ -21,6 +21,7 @@ For up-to-scale output the first chunk's scale is kept (set ``depth_scale`` if i
 """
 from __future__ import annotations
 
+import logging
 import sys
 import types
 from typing import Any, Mapping, Optional
@@ -211,7 +212,7 @@ class DepthAnything3Backend:
                     Intrinsics.from_fov(f.shape_hw[1], f.shape_hw[0], self.hfov_deg)).resized(w_p, h_p) for f in frames]
         else:
             K_p = [f.intrinsics.resized(w_p, h_p) if mode == PoseSource.GIVEN and f.intrinsics is not None
-                   else Intrinsics.from_K(np.asarray(k), w_p, h_p) for f, k in zip(frames, pred.intrinsics)]
+                   else self._predicted_K(f, k, w_p, h_p) for f, k in zip(frames, pred.intrinsics)]
         if self.preset in CANONICAL_METRIC:
             depth = canonical_to_metric(depth, K_p)
         if mode == PoseSource.GIVEN:
@@ -230,6 +231,20 @@ class DepthAnything3Backend:
         self._buffer = frames[-self.overlap:]
         self._done = len(self._buffer)
         return out
+
+    def _predicted_K(self, frame: Frame, k: Any, w_p: int, h_p: int) -> Intrinsics:
+        """The model's intrinsics for ``frame``; implausible ones (a field of view outside directme.geometry's
+        bounds, non-finite) are replaced by the frame's own, else the ``hfov_deg`` default, with a warning."""
+        try:
+            return Intrinsics.from_K(np.asarray(k), w_p, h_p)
+        except InvalidInputError as exc:
+            if not getattr(self, "_warned_K", False):
+                self._warned_K = True
+                logging.getLogger(__name__).warning(
+                    "da3: implausible predicted intrinsics (%s); using the frame's intrinsics, else hfov_deg=%g "
+                    "(warned once per stream)", exc, self.hfov_deg)
+            own = frame.intrinsics or Intrinsics.from_fov(frame.shape_hw[1], frame.shape_hw[0], self.hfov_deg)
+            return own.resized(w_p, h_p)
 
     def _chain(self, pred: Any, depth: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
         """DA3's chunk poses mapped into the stream's world frame by the overlap Sim(3)."""

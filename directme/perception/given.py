@@ -89,12 +89,15 @@ class GivenPerception:
     name = "given"
 
     def process(self, frame: Frame) -> list[FramePerception]:
-        instances = tuple(frame.meta.get("instances", ()))
+        instances = frame.meta.get("instances", ())
+        if not isinstance(instances, (list, tuple)):
+            raise InvalidInputError(f"frame {frame.index} at t={frame.t_s}: meta['instances'] must be a list of "
+                                    f"InstanceObservation objects, got {type(instances).__name__}")
         bad = [i for i in instances if not isinstance(i, InstanceObservation)]
         if bad:
             raise InvalidInputError(f"frame {frame.index} at t={frame.t_s}: meta['instances'] must hold "
                                     f"InstanceObservation objects, got {type(bad[0]).__name__}")
-        return [FramePerception(frame, instances, frame.meta.get("scene_tag"))]
+        return [FramePerception(frame, tuple(instances), frame.meta.get("scene_tag"))]
 
     def flush(self) -> list[FramePerception]:
         return []

@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 from ..memory.snapshot import MemorySnapshot
 from .ego import render_subgraph
 from .embed import CachedEmbedder
-from .intent import parse_question
+from .intent import Primitive, parse_question
 from .keyframes import ImageLoader, load_keyframes
 from .options import parse_options
 from .path import metric_path
@@ -24,15 +24,15 @@ def build_context(question: str, options: Sequence[str], snapshot: MemorySnapsho
                   just_now_s: float = 10.0, image_loader: Optional[ImageLoader] = None) -> QueryContext:
     place_tags = sorted({tag for tag in snapshot.ego.scene_tags if tag} | {p.tag for p in snapshot.places.values()})
     vocab.add_labels(n.label for n in snapshot.objects.values())
-    intent = parse_question(question, options, vocab)
+    intent = parse_question(question, options, vocab, embedder)
     matches = retrieve(intent, snapshot, embedder)
     nodes = [snapshot.objects[m.node_id] for m in (matches[0] if matches else [])]
     when = resolve_time(intent.time_ref, snapshot, nodes, just_now_s)
     node_ids = list(dict.fromkeys(m.node_id for ms in matches for m in ms[:3]))
-    path_from = when.t_event if intent.primitive == "my_trajectory" and when.t_event is not None else None
+    path_from = when.t_event if intent.primitive == Primitive.MY_TRAJECTORY and when.t_event is not None else None
     text = render_subgraph(snapshot, node_ids, when.t_eval, reach_m, path_from_s=path_from)
     path = None
-    if intent.primitive == "my_trajectory":
+    if intent.primitive == Primitive.MY_TRAJECTORY:
         path = metric_path(snapshot, t_from=when.t_eval if when.t_eval < snapshot.t_s else -float("inf"))
     if path is not None and "Your path:" not in text:  # no scene tags: the path in metres and turns
         text += "\nYour path (from camera poses; no room names): " + path.describe()

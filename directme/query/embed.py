@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from functools import lru_cache
 from typing import Optional, Sequence
 
@@ -37,6 +38,9 @@ class StringEmbedder:
                 out[row, h % self.dim] += 1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-9)
+
+
+_LOAD_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=2)
@@ -72,7 +76,8 @@ class MiniLMEmbedder:
 
     def _load(self):
         if self._model is None:
-            self._model = _load_minilm(self.device)
+            with _LOAD_LOCK:  # questions in several threads: the model loads once
+                self._model = _load_minilm(self.device)
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -1,6 +1,12 @@
-"""Question -> Intent: target objects (with colour / place words), the asked primitive and the
-time reference. Rule-based and deterministic; unknown phrasings give ``Primitive.UNKNOWN``
-with the "not_understood" flag instead of a guess."""
+"""Question -> Intent: the asked primitive with a confidence, target objects (with colour / place
+words), a reference object and relation, an imagined viewpoint and the time reference.
+
+The kind of question is decided by exact cue rules first, then by meaning (query/classify.py:
+sentence embeddings against labelled prototypes, calibrated); targets, references and viewpoints
+come from noun phrases and relation phrases (query/phrases.py). Questions memory geometry cannot
+answer get ``Primitive.OPEN``; without a sentence model, phrasings no rule knows give
+``Primitive.UNKNOWN`` with the "not_understood" flag. Never a guess: a low confidence makes the
+geometric answerer abstain (see ``Intent.answerable``)."""
 from __future__ import annotations
 
 import re
@@ -8,6 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from ..types import Flag, TextEnum
+from . import phrases as ph
+from .classify import KindGuess, classifier_for, cue_kind, normalise_question, relation_cue
+from .embed import CachedEmbedder
 from .vocab import COLOURS, Vocabulary, canonical, normalise, words
 
 class Primitive(TextEnum):
@@ -24,6 +33,10 @@ class Primitive(TextEnum):
     MY_TRAJECTORY = "my_trajectory"  # where did I go
     OBJECT_TRAJECTORY = "object_trajectory"  # where was / did X go
     OBJECT_LOCATION = "object_location"  # which room is X in
+    DISTANCE = "distance"  # how far is X from me, or from a named reference
+    OBJECTS_AROUND = "objects_around"  # what is left of / on / under / between a reference
+    CURRENT_PLACE = "current_place"  # where am I, what room is this
+    OPEN = "open"  # understood as needing a visual language model (attributes, states, activities, ...)
     UNKNOWN = "unknown"  # not understood
 
 
@@ -70,7 +83,33 @@ class TimeRef:
 
 
 @dataclass(frozen=True)
+class Viewpoint:
+    """An imagined viewpoint ("if I sit on the couch facing the TV"): the clause as written, the object
+    the observer is at (None: where the wearer is) and the object they face (None: not said)."""
+
+    text: str
+    at: Optional[Target] = None
+    facing: Optional[Target] = None
+
+
+# The kind of question (the intent labels' names, query/prototypes.py) each primitive answers.
+KIND_OF_PRIMITIVE = {
+    Primitive.EGO_DIRECTION: "ego_direction", Primitive.FACING: "relative_position",
+    Primitive.RELATIVE_POSITION: "relative_position", Primitive.OBJECTS_AROUND: "relative_position",
+    Primitive.DISTANCE: "distance", Primitive.DISTANCE_COMPARE: "distance_compare",
+    Primitive.REACHABILITY: "reachability", Primitive.COUNT: "count", Primitive.COUNT_CHANGE: "quantity_change",
+    Primitive.CATEGORY_RECALL: "category_recall", Primitive.MY_TRAJECTORY: "my_trajectory",
+    Primitive.OBJECT_TRAJECTORY: "object_trajectory", Primitive.OBJECT_LOCATION: "place",
+    Primitive.CURRENT_PLACE: "place", Primitive.OPEN: "open", Primitive.UNKNOWN: "open",
+}
+MIN_PARSE_CONFIDENCE = 0.5  # below this the geometric answerer abstains (answerer option min_parse_confidence)
+
+
+@dataclass(frozen=True)
 class Intent:
+    """A parsed question. ``targets`` are all objects memory must find, in order: the asked objects,
+    then the references, then the viewpoint's objects; ``asked`` are the first ones alone."""
+
     question: str
     primitive: Primitive
     targets: tuple[Target, ...] = ()
@@ -78,8 +117,13 @@ class Intent:
     places: tuple[str, ...] = ()  # place words scoping the question ("in the kitchen")
     comparison: str = ""  # "closer" | "farther" for distance comparison
     binary: bool = False  # yes/no question
-    flags: tuple[str, ...] = ()
-    confidence: float = 1.0
+    flags: tuple[Flag, ...] = ()
+    confidence: float = 1.0  # how sure the parse is (rule precision or calibrated embedding probability)
+    relation: str = ""  # left | right | front | behind | on | above | under | near | between | opposite | in | at
+    references: tuple[Target, ...] = ()  # the landmark(s) of the relation (two for "between")
+    reference_text: str = ""  # the reference as written ("sofa and the chair")
+    viewpoint: Optional[Viewpoint] = None
+    how: str = ""  # what decided the kind: "rule:<name>", "embedding", "options", "none"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "primitive", Primitive(self.primitive))
@@ -88,6 +132,29 @@ class Intent:
     def understood(self) -> bool:
         return self.primitive != Primitive.UNKNOWN
 
+    @property
+    def kind(self) -> str:
+        """The question kind (ego_direction, distance, ..., open) this intent's primitive answers."""
+        return KIND_OF_PRIMITIVE[self.primitive]
+
+    @property
+    def asked(self) -> tuple[Target, ...]:
+        """The objects asked about (targets without references and viewpoint objects)."""
+        extra = set(self.references)
+        if self.viewpoint is not None:
+            extra |= {t for t in (self.viewpoint.at, self.viewpoint.facing) if t is not None}
+        return tuple(t for t in self.targets if t not in extra)
+
+    def index_of(self, target: Optional[Target]) -> Optional[int]:
+        """Position of ``target`` in ``targets`` (the index of its matches in ``Facts.matches``)."""
+        return None if target is None or target not in self.targets else self.targets.index(target)
+
+    def answerable(self, min_confidence: float = MIN_PARSE_CONFIDENCE) -> bool:
+        """Whether memory geometry should answer: a geometric kind, parsed with enough confidence and
+        naming the objects it needs. Otherwise the question goes to an MLLM (or is abstained on)."""
+        return self.primitive not in (Primitive.OPEN, Primitive.UNKNOWN) and self.confidence >= min_confidence \
+            and Flag.NO_TARGET not in self.flags
+
 
 HERE = "<here>"  # TimeRef subject of "the room before this one": the place the wearer is in at question time
 
@@ -95,11 +162,14 @@ _NUM = r"(\d+(?:\.\d+)?|a|an|one|two|three|four|five|ten|twenty|thirty)"
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10,
                  "twenty": 20, "thirty": 30}
 _EVENT_VERBS = (
-    ("enter", r"first entered|entered|enter|entering|walked into|walk into|went into|go into|came into|"
-              r"come into|got to|get to|arrived at|arrived in|arrive at|reached|was in|were in|came to|went to"),
-    ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|walked out of|went out of"),
+    ("enter", r"first entered|entered|enter|entering|walked into|walk into|walking into|went into|go into|going into|"
+              r"came into|come into|coming into|stepped into|step into|stepping into|got into|getting into|"
+              r"moved into|got to|get to|arrived at|arrived in|arrive at|reached|was in|were in|came to|went to"),
+    ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
+              r"walking out of|went out of|going out of|stepped out of|stepping out of|moved out of|"
+              r"was done in|were done in|was finished in|finished in|was through with"),
     ("pick", r"picked up|pick up|picking up|picked|grabbed|grab|grabbing|took|take|taking|bought|buy|buying|"
-             r"lifted|removed|moved|moving|move"),
+             r"lifted|removed|moved|moving|move|carried|carry|carrying|brought|bring|bringing|relocated"),
     ("put", r"put down|put|putting|placed|place|placing|dropped|drop|left behind|set down"),
     ("see", r"saw|see|seeing|seen|noticed|passed|passing|looked at|found"),
 )
@@ -107,54 +177,24 @@ _EVENT_RE = re.compile(
     r"\b(?P<rel>when|while|after|before|since|once|until)\s+(?:i\s+|you\s+)?(?:had\s+|have\s+|was\s+|first\s+|"
     r"last\s+|just\s+)*(?P<verb>" + "|".join(f"(?:{v})" for _, v in _EVENT_VERBS) + r")\b(?P<rest>.*)$")
 _BEFORE_PLACE_RE = re.compile(r"\bbefore (?:the |my )?(?P<rest>.+)$")  # "before the kitchen"
+_AFTER_PLACE_RE = re.compile(r"\b(?:after|followed|came after|comes after|following) (?:the |my )(?P<rest>.+)$")
+_PRECEDED_RE = re.compile(r"\b(?:preceded|came before|comes before) (?:the |my )(?P<rest>.+)$")
+_ON_WAY_RE = re.compile(r"\b(?:to get|to go|on (?:my|the) way) (?:into|in to|to) (?:the |my )?(?P<rest>.+)$")
+# "I left the kitchen at some point; which room came right after it?": the event in an earlier clause
+_CLAUSE_EVENT_RE = re.compile(r"\bi (?:had )?(?P<verb>left|exited|entered|walked into|went into|came into|came out of|"
+                              r"walked out of|stepped into|stepped out of)\s+(?:the |my )?(?P<rest>[^;,.?!]+)[;,.?!]"
+                              r".*\b(?P<rel>after|before) (?:it|that|this|there)\b")
 _PREVIOUS_RE = re.compile(r"\b(?:before (?:(?:this|the current|my current)(?: one| room| place)?|here|"
                           r"(?:i )?(?:came|coming|got|getting) here)|previous(?:ly)?|(?:did|have) (?:i|you) come from|"
                           r"(?:room|place) before)\b")
 _FIRST_LAST_RE = re.compile(r"\b(first|initially|last|most recently|latest)\b")
 _UNIT = r"(hours?|hrs?|minutes?|mins?|seconds?|secs?)"
-_AGO_RE = re.compile(r"\b((?:" + _NUM + r"\s+" + _UNIT + r"(?:\s*,?\s*(?:and\s+)?)?)+)\s*ago\b")
+_AGO_RE = re.compile(r"\b((?:" + _NUM + r"\s+" + _UNIT + r"(?:\s*,?\s*(?:and\s+)?)?)+)\s*(?:ago|back|earlier|"
+                     r"before now|previously)\b")
 _PAIR_RE = re.compile(_NUM + r"\s+" + _UNIT)
 _ABS_RE = re.compile(r"\bat\s+(?:time\s+)?(?:(\d+):)?(\d{1,2}):(\d{2})\b|\bat\s+(?:t\s*=\s*)?(\d+(?:\.\d+)?)\s*s\b")
 
-_RULES = (  # (primitive, pattern) checked in order on the lower-cased question
-    ("count_change", r"\bhow many\b.*\b(still|left|remain\w*|anymore|any more|more|fewer|less|changed?|"
-                     r"added|removed|taken away|than before|compared|difference|now that)\b|"
-                     r"\b(increase|decrease|change)\w* in the number\b|\bnumber of .* (changed?|increase|decrease)"),
-    ("count", r"\bhow many\b|\bnumber of\b|\bcount\b|\bhow much\b"),
-    ("distance_compare", r"\b(closer|nearer|closest|nearest|farther|further|farthest|furthest)\b|"
-                         r"\b(more|less) (near|far|distant)\b|\bwhich is (near|far)\w*\b"),
-    ("reachability", r"\breach\w*\b|\barm'?s? (length|reach)\b|\bwithin (my )?reach\b|\btouch (it|the)\b|"
-                     r"\bwithout (moving|walking|taking a step)\b"),
-    ("facing", r"\b(turn to face|turned to face|if i face|suppose i face|facing (the|a|my)|face the)\b"),
-    ("object_trajectory", r"\bwhich (room|place) (was|is|were|are) (the|my)\b|\bwhere did i (put|leave|place|take|"
-                          r"move|drop|bring|carry)\b|\bwhich (room|place) did i (take|bring|carry|move|put)\b|"
-                          r"\b(moved|relocated|carried|displaced)\b|\bwhere (did|has) (the|my) .* (go|gone|end up|"
-                          r"been)\b|\bhow did (the|my) .* move\b|\b(path|trajectory|movement|route) of (the|my)\b"),
-    ("my_trajectory", r"\b(which|what) (room|place) (was|were|am|did) i\b|\bwhere was i\b|\bwhere did i come from\b|"
-                      r"\b(path|route|trajectory|way)\b.*\b(i|did i|have i|me)\b|\bwhere did i (go|walk|come|head)|"
-                      r"\bwhich (rooms?|places?|areas?) did i\b|\bhow did i (get|go|walk|come)\b|\bmy (path|route|"
-                      r"trajectory|movement)\b|\bwhere have i (been|gone|walked)\b|\bwhat did i pass\b|"
-                      r"\bwhere (was|am) i (before|after|when|going)\b|\bin what order did i\b|"
-                      r"\bwhere did i (end up|start)\b"),
-    ("category_recall", r"\bwhat (objects?|things?|items?|kinds?|types?|categor\w+)\b|\bhave (i|you) (seen|noticed)\b|"
-                        r"\bdid (i|you) (see|notice|pass)\b|\bwhich (of (the|these) )?(objects?|items?|things?)\b.*"
-                        r"\b(see|saw|seen|appear\w*|present|observed|notice\w*)\b|\bwas there\b|\bwere there\b|"
-                        r"\bis there\b|\bare there\b(?!.*\bhow many\b)|\bwhat did i see\b|\bwhich of (the following|these)\b|"
-                        r"\b(come|came) across\b|"
-                        r"\b(appeared|not appear|never (seen|appeared)|not seen)\b|\bwhat (was|is) (in|on|at)\b"),
-    ("relative_position", r"\b(left|right) of\b|\bin front of\b|\bbehind (the|a|my)\b|\bnext to\b|\bbeside\b|"
-                          r"\brelative to (the|a|my)\b|\bbetween\b|\babove\b|\bbelow\b|\bunder(neath)?\b|"
-                          r"\bon which side of (the|a|my)\b|\bfrom the\b|\bnear (the|a|my)\b|\bopposite\b|"
-                          r"\bfacing (the|a|my)\b"),
-    ("ego_direction", r"\bwhich side\b|\b(which|what) direction\b|\bo'clock\b|\bclock\b|\bwhere is\b|\bwhere are\b|"
-                      r"\bwhere was\b|\bwhere were\b|\bwhere'?s\b|\brelative to (me|you|my position)\b|"
-                      r"\b(to|on) my (left|right)\b|\bbehind me\b|\bin front of me\b|\bam i facing\b|"
-                      r"\bwhich way\b|\bturn (left|right|around)\b|\bheading\b"),
-)
-_RULES_RE = tuple((name, re.compile(p)) for name, p in _RULES)
 _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|has|have|am|should)\b")
-_EGO_PHRASES = re.compile(r"\b(relative to (me|you)|to (my|your) (left|right)|behind (me|you)|"
-                          r"in front of (me|you)|which side|o'clock|(which|what) direction|from me|from you)\b")
 
 
 def _number(tok: str) -> float:
@@ -176,7 +216,13 @@ def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
         subject = _subject_of(rest, vocab, kind)
         rel = {"when": "at", "while": "at", "once": "after", "since": "after", "until": "before"}.get(
             m.group("rel"), m.group("rel"))
-        return TimeRef("event", rel, kind, subject, which, 0.0, clause.strip()), main
+        return TimeRef(TimeKind.EVENT, rel, kind, subject, which, 0.0, clause.strip()), main
+    m = _CLAUSE_EVENT_RE.search(text)
+    place = vocab.place_at(words(m.group("rest")), 0) if m else None
+    if m and place:
+        kind = "leave" if m.group("verb") in ("left", "exited", "came out of", "walked out of", "stepped out of") \
+            else "enter"
+        return TimeRef(TimeKind.EVENT, m.group("rel"), kind, place[0], "last", 0.0, m.group(0)), text[m.end():]
     previous = _previous_place(text, vocab)
     if previous is not None:
         return previous
@@ -184,31 +230,35 @@ def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
     if m:
         secs = sum(_number(n) * (3600.0 if u.startswith("h") else 60.0 if u.startswith("min") else 1.0)
                    for n, u in _PAIR_RE.findall(m.group(1)))
-        return TimeRef("ago", seconds=secs, text=m.group(0)), text[:m.start()] + text[m.end():]
+        return TimeRef(TimeKind.AGO, seconds=secs, text=m.group(0)), text[:m.start()] + text[m.end():]
     m = _ABS_RE.search(text)
     if m:
         if m.group(4):
             secs = float(m.group(4))
         else:
             secs = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + int(m.group(3))
-        return TimeRef("absolute", seconds=secs, text=m.group(0)), text[:m.start()] + text[m.end():]
+        return TimeRef(TimeKind.ABSOLUTE, seconds=secs, text=m.group(0)), text[:m.start()] + text[m.end():]
     if re.search(r"\bjust now\b|\ba (moment|second|little while) ago\b|\brecently\b", text):
-        return TimeRef("just_now", text="just now"), text
+        return TimeRef(TimeKind.JUST_NOW, text="just now"), text
     if re.search(r"\bat the (beginning|start)\b|\binitially\b|\boriginally\b|\bat first\b|\bin the beginning\b", text):
-        return TimeRef("start", text="start"), text
-    return TimeRef("now"), text
+        return TimeRef(TimeKind.START, text="start"), text
+    return TimeRef(TimeKind.NOW), text
 
 
 def _previous_place(text: str, vocab: Vocabulary) -> Optional[tuple[TimeRef, str]]:
     """"before the kitchen" (before entering it last) and "before this one", "previously", "came from"
     (before entering the current place): a time just before the last entry into that place."""
-    m = _BEFORE_PLACE_RE.search(text)
-    place = vocab.place_at(words(m.group("rest")), 0) if m else None
-    if m and place:
-        return TimeRef("event", "before", "enter", place[0], "last", 0.0, m.group(0).rstrip("?.! ")), text[:m.start()]
+    for pattern, relation, event in ((_BEFORE_PLACE_RE, "before", "enter"), (_ON_WAY_RE, "before", "enter"),
+                                     (_PRECEDED_RE, "before", "enter"), (_AFTER_PLACE_RE, "after", "leave")):
+        m = pattern.search(text)
+        place = vocab.place_at(words(m.group("rest")), 0) if m else None
+        if m and place:
+            ref = TimeRef(TimeKind.EVENT, relation, event, place[0], "last", 0.0, m.group(0).rstrip("?.! "))
+            return ref, text[:m.start()]
     m = _PREVIOUS_RE.search(text)
     if m:
-        return TimeRef("event", "before", "enter", HERE, "last", 0.0, m.group(0)), text[:m.start()] + text[m.end():]
+        ref = TimeRef(TimeKind.EVENT, "before", "enter", HERE, "last", 0.0, m.group(0))
+        return ref, text[:m.start()] + text[m.end():]
     return None
 
 
@@ -310,20 +360,6 @@ def _dedupe(targets: list[Target]) -> list[Target]:
     return out
 
 
-def _primitive(text: str, targets: Sequence[Target], time_ref: TimeRef) -> str:
-    for name, pattern in _RULES_RE:
-        if pattern.search(text):
-            if name == "relative_position" and (len(targets) < 2 or _EGO_PHRASES.search(text)):
-                continue
-            if name in ("object_trajectory", "facing") and not targets:
-                continue
-            if name == "ego_direction" and re.search(r"\bwhere (was|were)\b", text) and time_ref.kind == "event" \
-                    and not _EGO_PHRASES.search(text):
-                return "object_location"
-            return name
-    return "unknown"
-
-
 def _ref_last(text: str, targets: list[Target]) -> list[Target]:
     """For "if I face the sofa, where is the cup": the asked object first, the faced reference last."""
     m = re.search(r"\bfac(?:e|ing) (?:the |a |my |an )?(.+)$", text)
@@ -334,53 +370,347 @@ def _ref_last(text: str, targets: list[Target]) -> list[Target]:
     return [t for t in targets if t is not ref] + [ref]
 
 
-def _from_options(options: Sequence[str]) -> str:
+def _from_options(options: Sequence[str]) -> Primitive:
     """Primitive implied by the option texts alone (numbers -> count, directions -> ego)."""
     opts = [o.lower() for o in options if o.strip()]
     if not opts:
-        return "unknown"
+        return Primitive.UNKNOWN
     if all(re.fullmatch(r"\s*\d+\s*", o) for o in opts):
-        return "count"
+        return Primitive.COUNT
     if all(re.search(r"o'clock|\b(left|right|front|behind|ahead|back)\b", o) for o in opts):
-        return "ego_direction"
+        return Primitive.EGO_DIRECTION
     if all(re.search(r"->|→|\bthen\b", o) for o in opts):
-        return "my_trajectory"
-    return "unknown"
+        return Primitive.MY_TRAJECTORY
+    return Primitive.UNKNOWN
 
 
-def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[Vocabulary] = None) -> Intent:
-    """Parse one question (with its options, if any) into an Intent. Never raises on odd text."""
+_NEEDS_TARGET = (Primitive.EGO_DIRECTION, Primitive.REACHABILITY, Primitive.OBJECT_TRAJECTORY,  # no_target without one
+                 Primitive.OBJECT_LOCATION, Primitive.DISTANCE_COMPARE, Primitive.RELATIVE_POSITION, Primitive.DISTANCE,
+                 Primitive.COUNT, Primitive.COUNT_CHANGE, Primitive.FACING)
+
+
+_FRAME_NOUNS = {"room", "rooms", "floor", "level", "storey", "color", "colour", "colors", "colours", "shape", "kind",
+                "type", "sort", "side", "direction", "way", "place", "material", "size", "time", "number", "part",
+                "brand", "name", "pattern", "one", "ones", "object", "objects", "item", "items", "thing", "things",
+                "location", "area", "order", "route", "path", "distance", "clock"}
+_CAME_FROM_RE = re.compile(r"\b(?:come|came) (?:out of|from)\b|\bhad (?:just )?(?:left|been in|exited)\b")
+_QUANTITY_NOUNS = {"piece", "pieces", "pair", "pairs", "set", "sets", "bunch", "slice", "slices", "bit", "bits",
+                   "lot", "lots", "couple", "group", "groups", "stack", "stacks", "pile", "piles", "kind", "kinds",
+                   "type", "types", "sort", "sorts", "number", "amount"}
+_ANAPHORA = {"it", "them", "they", "one", "that", "this", "those", "these"}
+_KIND_PRIMITIVE = {
+    "ego_direction": Primitive.EGO_DIRECTION, "distance": Primitive.DISTANCE,
+    "distance_compare": Primitive.DISTANCE_COMPARE, "reachability": Primitive.REACHABILITY,
+    "relative_position": Primitive.RELATIVE_POSITION, "object_trajectory": Primitive.OBJECT_TRAJECTORY,
+    "my_trajectory": Primitive.MY_TRAJECTORY, "quantity_change": Primitive.COUNT_CHANGE, "count": Primitive.COUNT,
+    "category_recall": Primitive.CATEGORY_RECALL, "place": Primitive.OBJECT_LOCATION, "open": Primitive.OPEN,
+}
+
+
+@dataclass
+class _Phrases:
+    """The noun phrases of a question sorted by role."""
+
+    toks: list[str]
+    nps: list[ph.Phrase]
+    asked: list[ph.Phrase]
+    references: list[ph.Phrase]
+    reference_text: str
+    relation: str
+    reference_is_place: bool
+    reference_known: bool  # a relation other than in/at, or a landmark the vocabulary knows
+    keep: list[ph.Phrase]  # every object phrase, in order
+
+
+def _protected(toks: list[str], vocab: Vocabulary) -> frozenset[int]:
+    """Tokens of multi-word object names that contain a function word ("trash can", "remote control")."""
+    out: set[int] = set()
+    end = len(toks)
+    for i in range(len(toks) - 1, -1, -1):
+        if ph.is_punct(toks[i]):
+            end = i
+            continue
+        hit = vocab.lookup(toks[i:end], 0)
+        if hit and hit[1] >= 2:
+            out.update(range(i, i + hit[1]))
+    return frozenset(out)
+
+
+def _is_place(p: ph.Phrase, vocab: Vocabulary) -> bool:
+    words_ = list(p.words)
+    hit = vocab.place_at(words_, 0)
+    return bool(hit and hit[1] == len(words_)) or p.words[-1] in ("room", "rooms", "house", "apartment", "home")
+
+
+def _clauses_before(toks: list[str], i: int) -> bool:
+    return any(t in (".", "?", "!", ";") for t in toks[:i])
+
+
+def _analyse(text: str, vocab: Vocabulary, view: Optional[ph.Viewpoint]) -> _Phrases:
+    toks = ph.tokens(text)
+    nps = ph.noun_phrases(toks, frozenset(vocab.places), _protected(toks, vocab))
+    view_words = {v.words for v in (view.at, view.facing) if v is not None} if view else set()
+    keep: list[ph.Phrase] = []
+    for p in nps:
+        if p.start > 0 and toks[p.start - 1] in ("what", "which", "whats", "many") and p.words[0] in _FRAME_NOUNS:
+            continue  # "which room", "what colour", "what kind of": the question's frame, not an object
+        if p.start >= 2 and toks[p.start - 1] == "of" and toks[p.start - 2] in ("kind", "type", "sort", "kinds", "types"):
+            continue  # "what type of room"
+        if p.generic:
+            continue
+        keep.append(p)
+    rels = ph.relations(toks)
+    asked: list[ph.Phrase] = []
+    references: list[ph.Phrase] = []
+    ref_text, relation = "", ""
+    ref_is_place = False
+    ref_known = True
+    for r in rels:  # the first relation followed by a landmark phrase
+        after = [p for p in keep if p.start >= r.end and all(t in ph.DETERMINERS or t in ph.REGION_NOUNS
+                                                              for t in toks[r.end:p.start])]
+        if not after or after[0].words in view_words:
+            continue
+        first = after[0]
+        if first.words[-1] in ph.STRUCTURAL:  # "in the corner by the coat rack": the landmark object wins
+            later = [p for p in keep if p.start > first.end and p.words[-1] not in ph.STRUCTURAL and
+                     any(q.start == first.end or first.end <= q.start < p.start for q in rels if q.start >= first.end)
+                     and not _is_place(p, vocab)]
+            if later and later[0].start - first.end <= 3:
+                first = later[0]
+        if r.name == "between":
+            j = first.end
+            while j < len(toks) and toks[j] in ph.DETERMINERS:
+                j += 1
+            second = next((p for p in keep if p.start > first.start and toks[first.end:first.end + 1] == ["and"]
+                           and all(t in ph.DETERMINERS or t == "and" for t in toks[first.end:p.start])), None)
+            references = [first] + ([second] if second else [])
+            end = (second or first).end
+            ref_text = " ".join(w for w in toks[first.start:end])
+        else:
+            references = [first]
+            ref_text = first.text
+        relation = r.name
+        ref_is_place = _is_place(first, vocab) and not any(t in ph.REGION_NOUNS or t == "corner"
+                                                           for t in toks[r.start:r.end])  # "in the center of the room"
+        ref_known = vocab.lookup(list(first.words), 0) is not None or r.name not in ("in", "at")
+        asked = [p for p in keep if p.end <= r.start and p.words not in view_words]
+        break
+    if not references:
+        asked = [p for p in keep if p.words not in view_words]
+    return _Phrases(toks, nps, asked, references, ref_text, relation, ref_is_place, ref_known, keep)
+
+
+def _core(ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
+    """The asked phrases of a non-relational question: the first, the ones coordinated with it ("the
+    cup or the plate") and none that only modify it ("the lamp in the living room")."""
+    cands = [p for p in ps.keep if not _is_place(p, vocab) or p in ps.asked]
+    if not cands:
+        return []
+    toks = ps.toks
+    out = [cands[0]]
+    for p in cands[1:]:
+        gap = toks[out[-1].end:p.start]
+        if gap and all(t in ph.DETERMINERS or t in (",", "and", "or") for t in gap) and ("or" in gap or "and" in gap
+                                                                                       or "," in gap):
+            out.append(p)
+        elif gap and gap[-1] in ph.PREPOSITIONS or (gap and gap[-1] in ph.DETERMINERS and len(gap) >= 2 and
+                                                      gap[-2] in ph.PREPOSITIONS):
+            continue  # a post-modifier
+        elif "," in gap or any(t in (".", "?", "!") for t in gap):
+            if _is_place(p, vocab):
+                continue
+            out.append(p)  # "Which is closer to me now, the cup or the plate?" after the comma
+    return out
+
+
+def _to_target(p: ph.Phrase, vocab: Vocabulary, toks: list[str]) -> Target:
+    """A phrase as a Target: the vocabulary key of its head (longest known name ending at the head),
+    its colour and a following "in the <place>"."""
+    words_ = list(p.words)
+    while len(words_) > 2 and words_[1] == "of" and words_[0] in _QUANTITY_NOUNS:  # "pieces of dough"
+        words_ = [w for w in words_[2:] if w not in ("the", "a", "an")] or words_
+    head_i = next((i - 1 for i, w in enumerate(words_) if w in ("of", "with") and i > 0), len(words_) - 1)
+    key = ""
+    for i in range(0, head_i + 1):
+        hit = vocab.lookup(words_[i:head_i + 1], 0)
+        if hit and hit[1] == head_i + 1 - i:
+            key = hit[0]
+            break
+    if not key:
+        nouns = [w for w in words_[:head_i + 1] if w not in COLOURS]
+        key = canonical(" ".join(nouns or words_[:head_i + 1]))
+    colour = next((w for w in words_[:head_i] if w in COLOURS), None)
+    place = None
+    if p.end + 2 < len(toks) + 1 and toks[p.end:p.end + 2] in (["in", "the"], ["at", "the"], ["inside", "the"]):
+        hit = vocab.place_at(toks, p.end + 2)
+        place = hit[0] if hit else None
+    return Target(key, p.text, colour=_norm_colour(colour), place=place)
+
+
+def _places(toks: list[str], vocab: Vocabulary) -> list[str]:
+    out = []
+    for i in range(len(toks)):
+        hit = vocab.place_at(toks, i)
+        if hit and not (vocab.lookup(toks, i) and vocab.lookup(toks, i)[1] > hit[1]):
+            out.append(hit[0])
+    return out
+
+
+def _resolve_anaphora(text: str, ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
+    """"I'm looking for a bottle with a red cap. Where is it?": the pronoun's phrase from an earlier sentence."""
+    toks = ps.toks
+    last_q = max((i for i, t in enumerate(toks[:-1]) if t in (".", "!", "?", ";")), default=-1)
+    if last_q < 0 or not any(t in _ANAPHORA for t in toks[last_q + 1:]):
+        return []
+    in_last = [p for p in ps.asked if p.start > last_q]
+    if in_last:
+        return []
+    earlier = [p for p in ps.asked if p.end <= last_q and not _is_place(p, vocab)]
+    return earlier[:1]
+
+
+def _guess_kind(text: str, ps: _Phrases, embedder: Optional[CachedEmbedder], use_model: bool) -> KindGuess:
+    guess = cue_kind(text)
+    if guess is not None:
+        return guess
+    guess = relation_cue(text, bool(ps.references), ps.reference_is_place)
+    if guess is not None and not ps.reference_known and use_model:  # "what is in the <unknown word>": meaning decides
+        emb = classifier_for(embedder).classify(text)
+        if emb.how == "embedding" and emb.kind != guess.kind:
+            return emb
+    if guess is not None:
+        return guess
+    if re.search(r"^(?:is|are|was|were) there\b|^(?:do|does) (?:this|the) \w+ have\b", text):
+        return KindGuess("category_recall", 0.85, "rule:exists")
+    if not use_model:
+        return KindGuess("open", 0.0, "none")
+    return classifier_for(embedder).classify(text)
+
+
+def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[Vocabulary] = None,
+                   embedder: Optional[CachedEmbedder] = None, use_model: bool = True) -> Intent:
+    """Parse one question (with its options, if any) into an Intent. Never raises on odd text.
+
+    ``embedder``: the sentence model the kind classifier uses when no cue rule decides (None: the
+    shared ``auto`` one; an embedder named ``none``/``string``, or ``use_model=False``: rules only)."""
     vocab = vocab or default_vocabulary()
-    text = " ".join(question.lower().replace("’", "'").split())
+    text = normalise_question(question)
     time_ref, main = _parse_time(text, vocab)
-    targets, places = _targets(main, vocab)
-    primitive = _primitive(text, targets, time_ref)
-    if time_ref.kind == "event" and not time_ref.subject and targets:
+    view = ph.viewpoint(text, frozenset(vocab.places), lambda toks: _protected(toks, vocab))
+    ps = _analyse(main if main.strip() else text, vocab, view)
+    guess = _guess_kind(text, ps, embedder, use_model)
+    kind, confidence, how = guess.kind, guess.confidence, guess.how
+    if kind == "open" and confidence < MIN_PARSE_CONFIDENCE and options:
+        implied = _from_options(options)
+        if implied != Primitive.UNKNOWN:  # the options say what is asked; weak evidence: an MLLM decides
+            kind, confidence, how = KIND_OF_PRIMITIVE[implied], 0.45, "options"
+    primitive = _KIND_PRIMITIVE[kind]
+    if how == "none":
+        primitive = Primitive.UNKNOWN
+    # --- roles of the phrases for this kind
+    toks = ps.toks
+    references: list[ph.Phrase] = []
+    relation = ""
+    if kind == "relative_position":
+        asked, references, relation = ps.asked, ps.references, ps.relation
+    elif kind in ("distance", "distance_compare"):
+        ref = _reference_from(ps)
+        asked = [p for p in _core_all(ps, vocab) if p is not ref]
+        if ref is None and kind == "distance" and len(asked) >= 2:  # "how far apart are the A and the B"
+            ref, asked = asked[1], asked[:1]
+        references = [ref] if ref is not None else []
+    else:
+        asked = _core(ps, vocab)
+    if kind == "place" and not asked and ps.references and not ps.reference_is_place:
+        asked = ps.references[:1]  # "which room is the plant in" parsed "in" as a relation
+        references = []
+    if kind in ("category_recall", "my_trajectory", "count", "quantity_change", "object_trajectory",
+                "ego_direction", "reachability", "place"):
+        asked = [p for p in asked if not _is_place(p, vocab) or (kind == "place" and toks[p.start - 1:p.start] not in
+                                                                 (["which"], ["what"]))]
+    if not asked and kind != "relative_position":
+        asked = _resolve_anaphora(text, ps, vocab)
+    targets = [_to_target(p, vocab, toks) for p in asked]
+    ref_targets = [_to_target(p, vocab, toks) for p in references]
+    viewpoint = None
+    if view is not None and kind == "relative_position":
+        at = _to_target(view.at, vocab, ph.tokens(view.at.text)) if view.at else None
+        facing = _to_target(view.facing, vocab, ph.tokens(view.facing.text)) if view.facing else None
+        viewpoint = Viewpoint(view.text, at, facing)
+    places = _places(ph.tokens(main), vocab)
+    if time_ref.kind == TimeKind.EVENT and not time_ref.subject and targets:
         time_ref = replace(time_ref, subject=targets[0].key)  # "before I picked it up"
     if not targets and time_ref.event in ("pick", "put") and time_ref.subject:
         targets = [Target(time_ref.subject, time_ref.subject)]  # "Before I moved the cup, where was it?"
-    if primitive == "facing" and len(targets) >= 2:
-        targets = _ref_last(text, targets)
-    flags: list[str] = []
-    confidence = 1.0
-    if primitive == "unknown":
-        primitive = _from_options(options)
-        confidence = 0.5
-    if primitive == "relative_position" and len(targets) < 2:
-        primitive = "ego_direction"
-    if primitive in ("ego_direction", "reachability", "object_trajectory", "object_location", "distance_compare",
-                     "relative_position") and not targets:
+    # --- the primitive within the kind
+    if kind == "relative_position":
+        if viewpoint is not None and (viewpoint.at or viewpoint.facing):
+            primitive = Primitive.FACING if targets else Primitive.OBJECTS_AROUND
+        elif ref_targets and targets and re.match(r"^(?:so |and |ok |okay |now )?(?:what|which)\b", text) and \
+                not re.search(r"\b(?:side|direction|way)\b", text):
+            primitive = Primitive.OBJECTS_AROUND  # "what is the black object behind the laptop": which object
+        elif ref_targets and targets:
+            primitive = Primitive.RELATIVE_POSITION
+        elif ref_targets:
+            primitive = Primitive.OBJECTS_AROUND
+        elif len(targets) >= 2:
+            ref_targets, targets = targets[-1:], targets[:-1]
+            primitive = Primitive.RELATIVE_POSITION
+    if kind == "place" and not targets:
+        primitive = Primitive.CURRENT_PLACE
+        if time_ref.kind != TimeKind.NOW:  # "3 minutes ago I was somewhere; which room was it?"
+            primitive = Primitive.MY_TRAJECTORY
+    if primitive in (Primitive.CATEGORY_RECALL, Primitive.COUNT) and time_ref.kind == TimeKind.EVENT and \
+            time_ref.event == "enter" and time_ref.relation == "at" and re.search(r"\b(?:when|while) (?:i|we) "
+                                                                             r"(?:was|were) in\b", text):
+        places.append(time_ref.subject)  # "when I was in the bathroom, which of these did I see": a place, not a time
+        time_ref = TimeRef(TimeKind.NOW)
+    if primitive == Primitive.MY_TRAJECTORY and time_ref.kind == TimeKind.EVENT and time_ref.relation == "at" and \
+            time_ref.event == "enter" and _CAME_FROM_RE.search(text):  # "which room had I come out of when I entered X"
+        time_ref = replace(time_ref, relation="before")
+    all_targets = _dedupe(targets + [t for t in ref_targets if t not in targets])
+    if viewpoint is not None:
+        all_targets = _dedupe(all_targets + [t for t in (viewpoint.at, viewpoint.facing) if t is not None])
+    flags: list[Flag] = []
+    needs = primitive in _NEEDS_TARGET or (primitive == Primitive.OBJECTS_AROUND and not ref_targets and
+                                           (viewpoint is None or viewpoint.at is None))
+    if needs and not (targets or ref_targets):
         flags.append(Flag.NO_TARGET)
         confidence = min(confidence, 0.3)
-    if primitive == "unknown":
-        flags.append(Flag.NOT_UNDERSTOOD)
+    if primitive == Primitive.UNKNOWN:
         confidence = 0.0
+    if primitive == Primitive.UNKNOWN or (confidence < MIN_PARSE_CONFIDENCE and Flag.NO_TARGET not in flags):
+        flags.append(Flag.NOT_UNDERSTOOD)
     comparison = ""
-    if primitive == "distance_compare":
-        comparison = "farther" if re.search(r"\b(farther|further|farthest|furthest|far)\b", text) else "closer"
-    return Intent(question=question, primitive=primitive, targets=tuple(targets), time_ref=time_ref,
+    if primitive == Primitive.DISTANCE_COMPARE:
+        comparison = "farther" if re.search(r"\b(farther|further|farthest|furthest|far|more distant|most distant|"
+                                            r"(?:greater|larger|bigger|longer) distance)\b", text) else "closer"
+    ref_text = ps.reference_text if references is ps.references else " and ".join(p.text for p in references)
+    if not ref_text and viewpoint is not None and viewpoint.at is not None:
+        ref_text = viewpoint.at.text
+    return Intent(question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
                   places=tuple(dict.fromkeys(places)), comparison=comparison,
-                  binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=confidence)
+                  binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
+                  relation=relation, references=tuple(ref_targets), reference_text=ref_text, viewpoint=viewpoint,
+                  how=how)
+
+
+def _reference_from(ps: _Phrases) -> Optional[ph.Phrase]:
+    """"closer to the window", "how far is the table from the fridge": the phrase distances are measured from."""
+    toks = ps.toks
+    for p in ps.asked + ps.references:
+        before = toks[max(0, p.start - 3):p.start]
+        if any(t in ("to", "from") for t in before) and all(t in ph.DETERMINERS or t in ("to", "from")
+                                                             for t in before[before.index(next(
+                                                                 t for t in before if t in ("to", "from"))):]):
+            if toks[p.start - 1] in ph.DETERMINERS or toks[p.start - 1] in ("to", "from"):
+                return p
+    return None
+
+
+def _core_all(ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
+    """Asked phrases of a distance question: every object phrase (the reference is taken out after)."""
+    return [p for p in ps.asked + ps.references if not _is_place(p, vocab)]
 
 
 _DEFAULT_VOCAB: list[Vocabulary] = []

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..memory.snapshot import MemorySnapshot, ObjectNode
 from .ego import place_sequence
-from .intent import HERE, TimeRef
+from .intent import HERE, TimeKind, TimeRef
 from .vocab import canonical
 
 
@@ -58,18 +58,18 @@ def resolve_time(ref: TimeRef, snapshot: MemorySnapshot, nodes: Sequence[ObjectN
                  just_now_s: float = 10.0) -> ResolvedTime:
     t = snapshot.t_s
     t0 = float(snapshot.ego.times_s[0]) if len(snapshot.ego) else t
-    if ref.kind == "now":
+    if ref.kind == TimeKind.NOW:
         return ResolvedTime(t)
-    if ref.kind == "just_now":
+    if ref.kind == TimeKind.JUST_NOW:
         return ResolvedTime(max(t0, t - just_now_s), detail=f"{just_now_s:.0f} s before now")
-    if ref.kind == "ago":
+    if ref.kind == TimeKind.AGO:
         ok = t - ref.seconds >= t0
         return ResolvedTime(max(t0, t - ref.seconds), ok=ok, detail=f"{ref.seconds:.0f} s ago")
-    if ref.kind == "absolute":
+    if ref.kind == TimeKind.ABSOLUTE:
         return ResolvedTime(min(ref.seconds, t), ok=ref.seconds <= t, detail=f"t={ref.seconds:.0f} s")
-    if ref.kind == "start":
+    if ref.kind == TimeKind.START:
         return ResolvedTime(t0, detail="start of the stream")
-    if ref.kind != "event":
+    if ref.kind != TimeKind.EVENT:
         return ResolvedTime(t, ok=False, detail=f"unknown time reference {ref.kind!r}")
     t_event = _event_time(ref, snapshot, nodes)
     if t_event is None:

@@ -4,6 +4,7 @@ colours and place words. Everything is normalised to lower-case singular "keys" 
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from importlib import resources
 from typing import Iterable, Optional
@@ -48,6 +49,7 @@ SYNONYM_GROUPS = (
     ("stool", "barstool"),
     ("dining table", "kitchen table"),
     ("whiteboard", "white board"),
+    ("nightstand", "bedside table", "night table", "bedside cabinet"),
     ("toiletry", "toiletry bottle", "toiletries"),
 )
 
@@ -165,12 +167,22 @@ class Vocabulary:
             self.key_to_labels.setdefault(alias, set())
         self.places = {normalise(p) for p in PLACE_WORDS}
         self.max_len = max((len(k.split()) for k in self.key_to_labels), default=1)
+        self._lock = threading.Lock()  # questions in several threads add labels at once
+
+    def __getstate__(self) -> dict:  # copy / pickle without the lock
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def add_labels(self, labels: Iterable[str]) -> None:
-        for label in labels:
-            for key in label_keys(label):
-                self.key_to_labels.setdefault(key, set()).add(label)
-                self.max_len = max(self.max_len, len(key.split()))
+        labels = list(labels)
+        with self._lock:
+            for label in labels:
+                for key in label_keys(label):
+                    self.key_to_labels.setdefault(key, set()).add(label)
+                    self.max_len = max(self.max_len, len(key.split()))
 
     def lookup(self, tokens: list[str], start: int) -> Optional[tuple[str, int]]:
         """Longest object phrase starting at ``tokens[start]``: (canonical key, n_tokens) or None."""

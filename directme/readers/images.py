@@ -46,10 +46,15 @@ def read_rgb(path: PathLike, fix: str = DROP_IMAGE) -> np.ndarray:
 
 def read_depth_png(path: PathLike, depth_scale: float, fix: str = DROP_IMAGE) -> np.ndarray:
     """Decode a 16-bit depth PNG to float32 metres (value / depth_scale; 0 = invalid)."""
+    if isinstance(depth_scale, bool) or not isinstance(depth_scale, (int, float)) or not 0 < depth_scale < 1e9:
+        raise InvalidInputError(f"depth_scale must be a number > 0 (depth units per metre), got {depth_scale!r:.40}")
     raw = _open_image(Path(path), "depth image", fix)
     if raw.ndim != 2 or raw.dtype.kind not in "ui":
         raise InvalidInputError(f"depth image {path} must be single-channel integer (16-bit PNG), "
                                 f"got shape {raw.shape} dtype {raw.dtype}")
+    if raw.dtype.itemsize < 2:
+        raise InvalidInputError(f"depth image {path} is 8-bit: depth PNGs must be 16-bit (units of 1/depth_scale m); "
+                                "an 8-bit image has lost the depth range (a visualisation?): export the raw 16-bit depth")
     return raw.astype(np.float32) / float(depth_scale)
 
 

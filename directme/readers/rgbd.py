@@ -1,6 +1,7 @@
 """RGB-D folders: 7-Scenes layout and TUM RGB-D layout, with depth, intrinsics and (GT) poses."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Iterator, Optional, Union
 
@@ -8,13 +9,17 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..geometry import Intrinsics
-from ..types import Frame
+from ..types import Frame, check_depth_units
 from .images import read_depth_png, read_rgb
 from .poses import Trajectory, read_matrix_pose, read_tum_trajectory
 from .resample import count_kept, resample
 
 PathLike = Union[str, Path]
 TUM_FR1 = Intrinsics(517.3, 516.5, 318.6, 255.3, 640, 480)
+# 7-Scenes' documented Kinect intrinsics: the dataset ships no intrinsics file, so a 7-Scenes folder without
+# camera-intrinsics.txt uses these, with a logged warning, for 640x480 images only (anything else is an error)
+SEVEN_SCENES_KINECT = Intrinsics(585.0, 585.0, 320.0, 240.0, 640, 480)
+log = logging.getLogger(__name__)
 
 
 def read_intrinsics_txt(path: PathLike, width: int, height: int) -> Intrinsics:
@@ -55,16 +60,29 @@ class SevenScenesReader:
         self.fps, self.source_fps = fps, source_fps
         self.with_poses, self.with_depth, self.depth_scale = with_poses, with_depth, depth_scale
         self._intrinsics = intrinsics
+        self.intrinsics_source = "given" if intrinsics is not None else ""
 
     def estimated_frames(self) -> int:
         """Frames this reader yields (frame i at i / source_fps, resampled to fps)."""
         return count_kept(np.arange(len(self.colors)) / self.source_fps, self.fps)
 
     def intrinsics(self, width: int, height: int) -> Intrinsics:
+        """The ``intrinsics`` given, else ``camera-intrinsics.txt`` in the folder, else (640x480 images only)
+        7-Scenes' documented Kinect values, logged as a warning and recorded in ``intrinsics_source``."""
         if self._intrinsics is None:
             k_file = self.folder / "camera-intrinsics.txt"
-            self._intrinsics = (read_intrinsics_txt(k_file, width, height) if k_file.exists()
-                                else Intrinsics(585.0, 585.0, 320.0, 240.0, 640, 480))
+            if k_file.exists():
+                self._intrinsics, self.intrinsics_source = read_intrinsics_txt(k_file, width, height), str(k_file)
+            elif (width, height) == (SEVEN_SCENES_KINECT.width, SEVEN_SCENES_KINECT.height):
+                self._intrinsics = SEVEN_SCENES_KINECT
+                self.intrinsics_source = "default: 7-Scenes Kinect (fx=fy=585, cx=320, cy=240)"
+                log.warning("%s has no camera-intrinsics.txt: using 7-Scenes' Kinect intrinsics fx=fy=585 cx=320 "
+                            "cy=240 (640x480); add the file (3x3 K) or pass intrinsics= if this is another camera",
+                            self.folder)
+            else:
+                raise InvalidInputError(
+                    f"{self.folder}: no camera-intrinsics.txt, and the images are {width}x{height}, not the 7-Scenes "
+                    "Kinect's 640x480: write the 3x3 K matrix (pixels) to camera-intrinsics.txt, or pass intrinsics=")
         return self._intrinsics
 
     def __iter__(self) -> Iterator[Frame]:
@@ -78,6 +96,7 @@ class SevenScenesReader:
                 depth_path = self.folder / f"{stem}.depth.png"
                 depth = check_registered(read_depth_png(depth_path, self.depth_scale, fix), rgb, depth_path, color)
                 depth[depth >= 65.535 * 1000.0 / self.depth_scale] = 0.0
+                check_depth_units(depth, f"depth image {depth_path} (depth_scale={self.depth_scale:g} units per metre)")
             pose = read_matrix_pose(self.folder / f"{stem}.pose.txt") if self.with_poses else None
             yield Frame(t_s=t_s, rgb=rgb, depth_m=depth, T_world_cam=pose,
                         intrinsics=self.intrinsics(rgb.shape[1], rgb.shape[0]), index=i, source=str(color))
@@ -86,11 +105,19 @@ class SevenScenesReader:
 def _read_tum_list(path: Path) -> list[tuple[float, str]]:
     if not path.exists():
         raise InvalidInputError(f"{path} missing: a TUM RGB-D folder needs rgb.txt and depth.txt")
+    from ..validation import read_text
+
     out = []
-    for line in path.read_text().splitlines():
+    for n, line in enumerate(read_text(path, "TUM list").splitlines(), start=1):
         if line.strip() and not line.startswith("#"):
-            t, name = line.split()[:2]
-            out.append((float(t), name))
+            parts = line.split()
+            try:
+                t = float(parts[0])
+            except ValueError:
+                t = float("nan")
+            if len(parts) < 2 or not np.isfinite(t):
+                raise InvalidInputError(f"{path}: line {n}: expected 'timestamp filename', got {line[:80]!r}")
+            out.append((t, parts[1]))
     return out
 
 
@@ -126,6 +153,7 @@ class TumRGBDReader:
             rgb = read_rgb(self.folder / name, fix)
             depth_path = self.folder / self.depth[j][1]
             depth = check_registered(read_depth_png(depth_path, 5000.0, fix), rgb, depth_path, self.folder / name)
+            check_depth_units(depth, f"depth image {depth_path} (TUM scale 5000 units per metre)")
             pose = self.gt.nearest(t_abs, self.max_dt_s) if self.gt is not None else None
             K = self.K if self.K.shape_hw == rgb.shape[:2] else self.K.resized(rgb.shape[1], rgb.shape[0])
             yield Frame(t_s=t_s, rgb=rgb, depth_m=depth, T_world_cam=pose, intrinsics=K, index=i,

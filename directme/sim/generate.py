@@ -74,10 +74,16 @@ def _place_in_view(pose: Pose, K: Intrinsics, depth_m: np.ndarray, center_w: np.
 
 def generate_episode(seed: int = 0, minutes: float = 5.0, width: int = 320, height: int = 240, fps: float = 1.0,
                      hfov_deg: float = DEFAULT_HFOV_DEG, with_questions: bool = True,
-                     questions_per_minute: float = 16.0, video_uid: Optional[str] = None) -> Episode:
-    """Generate a synthetic egocentric episode (see docs/simulator.md). Deterministic for ``seed``."""
+                     questions_per_minute: float = 16.0, video_uid: Optional[str] = None,
+                     phrasings: str = "templates") -> Episode:
+    """Generate a synthetic egocentric episode (see docs/simulator.md). Deterministic for ``seed``.
+    ``phrasings``: the words of its questions ("templates", "dev" or "heldout"; sim/questions.py)."""
     if not (minutes > 0 and math.isfinite(minutes)):
         raise InvalidInputError(f"minutes must be > 0, got {minutes}")
+    from .questions import PHRASING_SETS
+
+    if phrasings not in PHRASING_SETS:
+        raise InvalidInputError(f"phrasings must be one of {PHRASING_SETS}, got {phrasings!r}")
     if width < 16 or height < 16 or not fps > 0:
         raise InvalidInputError(f"need width, height >= 16 and fps > 0, got {width}x{height} at {fps} fps")
     rng = np.random.default_rng(seed)
@@ -110,6 +116,6 @@ def generate_episode(seed: int = 0, minutes: float = 5.0, width: int = 320, heig
     if with_questions:
         from .question_gen import generate_questions
 
-        qs = generate_questions(ep, np.random.default_rng(seed + 2), questions_per_minute, removal_seen)
+        qs = generate_questions(ep, np.random.default_rng(seed + 2), questions_per_minute, removal_seen, phrasings)
         object.__setattr__(ep, "questions", tuple(qs))
     return ep

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import bisect
 import math
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
 
+from ..errors import InvalidInputError
 from ..geometry import clock_hour, direction_word, DIRECTIONS_8
 from ..types import OPTION_LETTERS, Question
 from .catalog import CATALOG, CORRIDOR, ROOM_TYPES, spoken
@@ -317,8 +319,12 @@ def _pick(groups: dict, rng: np.random.Generator, min_gap_k: int) -> dict[str, l
 
 
 def generate_questions(ep: Episode, rng: np.random.Generator, questions_per_minute: float = 16.0,
-                       removal_seen: Optional[dict[int, float]] = None) -> list[Question]:
-    """Questions at integer-second frame times >= MIN_QUESTION_T_S, about 1/8 of them per subtask."""
+                       removal_seen: Optional[dict[int, float]] = None, phrasings: str = "templates") -> list[Question]:
+    """Questions at integer-second frame times >= MIN_QUESTION_T_S, about 1/8 of them per subtask.
+    ``phrasings`` (questions.PHRASING_SETS) only changes the words: the same questions, options, answers and
+    times come out of every set."""
+    if phrasings not in Q.PHRASING_SETS:
+        raise InvalidInputError(f"phrasings must be one of {Q.PHRASING_SETS}, got {phrasings!r}")
     obs = Observations(ep, removal_seen)
     step_s = max(3.0, math.ceil(ep.duration_s / 600))
     ks = sorted({k for k in (ep.frame_index_at(t) for t in np.arange(MIN_QUESTION_T_S, ep.duration_s, step_s))
@@ -343,10 +349,25 @@ def generate_questions(ep: Episode, rng: np.random.Generator, questions_per_minu
                     if len(ask) == 2:
                         made.append((ask[1][0], ask[1][1], len(made) - 1))
                     n += len(ask)
-    return _assemble(ep, made, rng)
+    return _assemble(ep, made, rng, phrasings)
 
 
-def _assemble(ep: Episode, made: list, rng: np.random.Generator) -> list[Question]:
+def _rephrase(key: tuple, kind: str, fmt: dict, phrasings: str) -> tuple[str, int]:
+    """The question in one of the ``phrasings`` set's sentences (the same one for every ask of ``key``), object
+    names swapped for a variant half of the time. Its own random stream (from the key), so the episode's
+    questions, options and answers are the same in every phrasing set."""
+    prng = np.random.default_rng(zlib.crc32(repr((key, phrasings)).encode()))
+    sentences = Q.PHRASINGS[phrasings][kind]
+    i = int(prng.integers(len(sentences)))
+    slots = dict(fmt)
+    for slot in Q.NAME_SLOTS:
+        variants = Q.NAME_VARIANTS.get(slots.get(slot, ""), ())
+        if variants and prng.random() < 0.5:
+            slots[slot] = variants[int(prng.integers(len(variants)))]
+    return sentences[i].format(**slots), i
+
+
+def _assemble(ep: Episode, made: list, rng: np.random.Generator, phrasings: str = "templates") -> list[Question]:
     style: dict[tuple, tuple[int, int]] = {}
     order = sorted(range(len(made)), key=lambda i: (made[i][0], i))
     qid_of = {i: f"{ep.video_uid}_q{n:04d}" for n, i in enumerate(order)}
@@ -363,10 +384,15 @@ def _assemble(ep: Episode, made: list, rng: np.random.Generator) -> list[Questio
         options = tuple(_option_text(kind, v, sty, c.fmt) for v in values)
         subtask = Q.KIND_SUBTASK[kind]
         letter = OPTION_LETTERS[values.index(c.answer)]
+        text = Q.TEMPLATES[kind][tpl].format(**c.fmt)
+        extra = {}
+        if phrasings != "templates":
+            text, j = _rephrase(c.key, kind, c.fmt, phrasings)
+            extra = {"phrasings": phrasings, "phrasing": j}
         out.append(Question(
-            qid=qid_of[i], t_s=ep.frames_gt[k].t_s, text=Q.TEMPLATES[kind][tpl].format(**c.fmt), options=options,
+            qid=qid_of[i], t_s=ep.frames_gt[k].t_s, text=text, options=options,
             answer=letter, subtask=subtask, category=Q.SUBTASK_CATEGORY[subtask], qtype=Q.SUBTASK_QTYPE[subtask],
             meta={"kind": kind, "template": tpl, "object_ids": list(c.object_ids), "answer_value": c.answer,
                   "answer_text": options[values.index(c.answer)], "gt": c.gt, "frame_index": k,
-                  "repeat_of": None if first is None else qid_of[first]}))
+                  "repeat_of": None if first is None else qid_of[first], **extra}))
     return out

@@ -1,0 +1,352 @@
+"""What kind of question this is (query/prototypes.py lists the kinds): exact cue rules first, then
+meaning.
+
+1. Cue rules: short patterns whose reading is not in doubt ("what colour", "how far", "which side",
+   "tell me when", "if I face X"). Each carries the confidence it is trusted with.
+2. Otherwise the question's sentence embedding (all-MiniLM-L6-v2, query/embed.py) is compared with
+   the labelled prototype sentences of every kind: a kind's score is the mean cosine similarity of
+   its ``top_k`` nearest prototypes, and a softmax with a temperature fitted by leave-one-out on the
+   prototypes themselves turns the scores into a calibrated probability per kind.
+
+Without a sentence model (embedder ``none`` or ``string``) only the rules decide; anything else is
+returned as ``open`` with confidence 0, so it is never answered geometrically by guess."""
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .embed import CachedEmbedder
+from .prototypes import KINDS, PROTOTYPES
+
+GEOMETRIC_KINDS = tuple(k for k in KINDS if k != "open")
+
+
+@dataclass(frozen=True)
+class KindGuess:
+    """A kind with its probability; ``how`` says what decided it ("rule:<name>" | "embedding" | "none")."""
+
+    kind: str
+    confidence: float
+    how: str
+    scores: tuple[tuple[str, float], ...] = ()  # embedding: (kind, probability), best first
+
+
+def normalise_question(text: str) -> str:
+    """Lower case, straight apostrophes, contractions spelled out, single spaces."""
+    t = " ".join(text.lower().replace("’", "'").replace("`", "'").split())
+    t = re.sub(r"\b(what|where|there|that|it|who|how|here)'?s\b", r"\1 is", t)
+    t = re.sub(r"\bwhats\b", "what is", t)
+    t = re.sub(r"\bi'?m\b", "i am", t)
+    t = re.sub(r"\b(you|we|they)'re\b", r"\1 are", t)
+    t = re.sub(r"\b(can)'?t\b|\bcannot\b", "can not", t)
+    t = re.sub(r"\b(do|does|did|is|are|was|were|have|has|would|could|should)n'?t\b", r"\1 not", t)
+    t = re.sub(r"\bi'?ve\b", "i have", t)
+    t = re.sub(r"\b(?:just )?(?:prior|previous) to\b", "before", t)
+    return t
+
+
+_REL = (r"(?:to the (?:left|right)(?: hand side| side)? of|on the (?:left|right)(?: hand side| side)? of|(?:left|right) of|"
+        r"in front of|behind|on top of|on|onto|under|underneath|beneath|below|above|over|next to|beside|by|near|"
+        r"between|in between|across from|opposite(?: to| of)?|inside(?: of)?|in|within|at the (?:back|front|bottom|top) of|"
+        r"in the (?:center|centre|middle|corner) of|against|around|atop)")
+_STATE = (r"(?:open|opened|closed|shut|lit|unlit|clean|cleaned|dirty|messy|tidy|empty|full|filled|locked|unlocked|"
+          r"broken|damaged|wet|dry|running|working|plugged in|unplugged|charging|occupied|vacant|made|folded|"
+          r"(?:turned|switched) (?:on|off)|on or off|off or on|open or closed|closed or open|full or empty|"
+          r"empty or full|ajar|on fire|boiling|cooked|ripe)")
+
+# (kind, confidence, rule name, pattern) in order; the first that matches decides.
+_CUES: tuple[tuple[str, float, str, str], ...] = (
+    # --- what memory geometry cannot answer
+    ("open", 0.92, "attribute", r"\b(?:what|which)\b[^?.]*\bcolou?rs?\b|\bcolou?rs? (?:is|are|of)\b|"
+                                r"\b(?:what|which) (?:is |are )?(?:the )?(?:colou?rs?|shapes?|materials?|patterns?|"
+                                r"textures?|brand|fabric|font|shade|design|style)\b|\bmade (?:of|from|out of)\b|"
+                                r"\bwhat colou?r\b|\bhow (?:big|large|small|tall|wide|heavy|old|thick|deep|bright)\b"),
+    ("open", 0.9, "text", r"\b(?:written|writing|inscribed|printed|says|reads|spelled|spelt|logo|caption|headline|"
+                          r"subtitle)\b|\bwhat (?:does|do|did) (?:it|the \w+(?: \w+)?|this|that|they|he|she) (?:say|read|show|"
+                          r"display|mean|indicate)\b|\bwhat (?:time|day|date|year|temperature|language)\b|"
+                          r"\bnames? of\b|\bwhat (?:is|are) (?:the |its |his |her |their )?names?\b|\bcalled\b|^who\b|"
+                          r"\bwho (?:is|are|was|were|did|does)\b|\bwhose\b|\bletters?\b|\bnumbering\b"),
+    ("open", 0.9, "state", r"^(?:is|are|was|were|has|have)\b(?! there\b)(?!.*\b(?:reach|closer|nearer|farther|further)\b).*\b"
+                           + _STATE + r"\b"),
+    ("open", 0.9, "state_on_off", r"^(?:is|are|was|were)\b.* (?:on|off)\s*[?.!]*$"),
+    ("open", 0.9, "how_to", r"\bhow (?:can|could|do|does|should|would|might|to|will) (?:i|we|you|one|a person|someone|"
+                            r"people)\b|^how (?:can|could|do|should|would|to)\b"),
+    # --- an imagined viewpoint ("if I face the sofa, which side ...")
+    ("relative_position", 0.93, "viewpoint", r"(?:\b(?:if|suppose|supposing|imagine|assuming|say|when)\b|\bwere (?:i|you|"
+                                             r"we) to\b)(?! (?:i|you|we) (?:want|need|wanted|needed|would like) to)"
+                                             r"[^?]*\b(?:face|facing|faced|sit|sitting|sat|stand|standing|stood|lie|"
+                                             r"lying|look(?:ed|ing|s)? (?:straight |directly |right )?at|seated|"
+                                             r"turn(?:ed)? (?:towards?|to look at))\b|^(?:facing|face|turned to face|"
+                                             r"turning to face)(?: towards?| at)? (?:the|a|an|my)\b"),
+    ("open", 0.9, "affordance", r"\bwhere (?:can|could|should|might|may) (?:i|we|you|one|a person|someone|"
+                                r"people|the \w+|an? \w+)\b(?! (?:find|locate|spot|look for|see|get to) (?:the|my|a|an|"
+                                r"that|this|some|our|your)\b)"),
+    ("open", 0.9, "use", r"\bwhat (?:can|could|should|would|might|do) (?:i|we|you|one|a person)\b(?! (?:see|find)\b)|"
+                         r"\bwhat (?:can|could) be used\b|\bused (?:for|to)\b(?! be\b)|\b(?:purpose|function|use) of\b|"
+                         r"\b(?:something|anything) (?:i|we|you) (?:can|could) use\b|\bcan (?:i|we|you) use\b|"
+                         r"\bwhat (?:is|are) (?:the |this |that )?\w+(?: \w+)? (?:for|used for)\s*[?.!]*$"),
+    ("open", 0.9, "free_space", r"\bis there (?:enough |any |some |more |still )?(?:free |empty |open )?(?:room|space)\b|"
+                                r"\benough (?:room|space)\b|\b(?:free|empty|available) (?:space|spot)\b|"
+                                r"\b(?:enough|free|some|any|more|no|much|little|the|there|of) (?:room|space) (?:for|"
+                                r"to (?:hang|put|sit|store|keep|place|work|fit|stand|move|add|walk|lie|park))\b|^(?:can|could|would|will) (?:i|we|you|one|a person|someone|"
+                                r"somebody|it) (?:put|fit|keep|store|place|hang|stand|sit|lie|park|add|cook|watch|"
+                                r"make|charge|eat|sleep|wash|work|play|read|use|plug|hide)\b"),
+    ("open", 0.9, "event", r"\b(?:tell me|let me know|notify me|alert me|remind me) (?:when|as soon as|once)\b|"
+                           r"\bwait (?:until|till|for)\b|"
+                           r"^(?:describe|summari[sz]e|explain|list|name|identify|compare)\b|\b(?:describe|summari[sz]e)\b|"
+                           r"^why\b|\bwhy (?:is|are|does|do|did|was|were|would|has|have)\b|\bwhat happen(?:s|ed)?\b|"
+                           r"\b(?:video|scene|clip|footage|vlog\w*|episode|tutorial)\b"),
+    ("open", 0.85, "people", r"\b(?:he|she|his|her|hers|him)\b|\b(?:anyone|anybody|someone|somebody) "
+                             r"(?:living|live|lives|sitting|sleeping|using|working|home|inside|there|here)\b|"
+                             r"\bis (?:anyone|anybody|someone|somebody)\b|\b(?:doing|performing|cooking|dancing|singing|"
+                             r"playing|eating|drinking|saying|speaking|talking|wearing|reacting|buying|bought|"
+                             r"purchased?|preparing|demonstrat\w+|mention\w*|introduc\w+|recommend\w*|perform\w*)\b"),
+    ("open", 0.88, "reasoning", r"\b(?:could|might|would) (?:you|i|we|one) (?:possibly|probably|likely|typically|"
+                                r"usually|normally)\b|\b(?:possibly|typically|expect to find|inferr?(?:ed)?|infer|"
+                                r"conclude\w*|implies|imply|according to|based on|opinion|reasons?)\b|\bwhat (?:information|message|details?|instructions?|steps?|"
+                                r"step|ingredients?)\b"),
+    ("open", 0.85, "third_party", r"\b(?:what|how|why|when|which|where)\b(?: \w+){0,3} (?:does|did|do) (?:the|a|an|this|"
+                                  r"that|these|those) (?:\w+ ){0,3}?(?:add|adds|use|say|do|make|show|buy|cook|prepare|"
+                                  r"wear|hold|eat|drink|play|perform|mention|recommend|demonstrate|explain|describe|"
+                                  r"try|want|need|like|think|feel|react|sound|mean|offer|give|introduce|order|choose|"
+                                  r"display|present|sell|teach|ask|answer|suggest|plan|decide|finish|start|begin|"
+                                  r"do next|look like)\b"),
+    ("open", 0.85, "knowledge", r"\bwhat (?:kind|type|sort|species|breed|model|make|genre|variety) of\b(?! (?:rooms?|"
+                                r"places?|locations?|buildings?|areas?|spaces?|shops?|stores?|venues?|objects?|things?|"
+                                r"items?|furniture)\b)|\b(?:which|what) (?:city|country|language|brand|species|breed|song|"
+                                r"company|team|dish|cuisine|sport|model|genre|style)\b|\bhow many times\b"),
+    # --- my own movement (before object movement and places: "which room was I in")
+    ("my_trajectory", 0.95, "my_route", r"\b(?:which|what) (?:rooms?|places?|areas?) (?:was|were|did|have|had) (?:i|we)\b"
+                                        r"(?! (?:take|took|bring|brought|carry|carried|move|moved|put|leave|left|drop|dropped|place|placed|"
+                                        r"set) (?:the|my|a|an|this|that|it|our|your)\b)|"
+                                        r"\bwhere (?:was|were) (?:i|we)\b|\bwhere did (?:i|we) (?:come from|go|walk|"
+                                        r"head|end up|start|begin|enter)\b|\bwhere have (?:i|we) (?:been|gone|walked)\b|"
+                                        r"\bhow did (?:i|we) (?:get|go|walk|come)\b|\bmy (?:path|route|trajectory|walk|"
+                                        r"movements?)\b|\b(?:path|route|way) (?:did|have|had) (?:i|we) (?:take|taken|"
+                                        r"walk|walked|follow|followed)\b|\bin what order did (?:i|we)\b|"
+                                        r"\bhow (?:far|much|long) (?:have|did|had) (?:i|we) (?:walk|walked|go|gone|went|"
+                                        r"travel\w*|come|move|moved)\b|\bhow many rooms (?:did|have) (?:i|we)\b|"
+                                        r"\b(?:which|what) (?:room|place) did (?:i|we) (?:walk|go|come|enter|pass)\b|"
+                                        r"\bwhat was the (?:last|first|previous) (?:room|place)\b|"
+                                        r"\bdid (?:i|we) (?:pass|walk|go) (?:through|by|into)\b"),
+    # --- object movement
+    ("object_trajectory", 0.92, "moved", r"\b(?:before|after|since) (?:i|you|we|someone|somebody|anyone) (?:moved|"
+                                         r"picked|took|carried|grabbed|lifted|removed|relocated|brought)\b|"
+                                         r"\bafter (?:moving|carrying|picking|taking|relocating|bringing)\b|"
+                                         r"\b(?:which|what) (?:room|place) did (?:i|we) (?:take|bring|carry|move)\b|"
+                                         r"\bwhere did (?:i|we) (?:take|bring|carry|move)\b|"
+                                         r"\bwhere (?:did|has|have) (?:the|my|our) (?:\w+ ){1,3}(?:go|gone|end up|ended "
+                                         r"up|been moved|been taken)\b|\b(?:path|trajectory|movement|route) of (?:the|"
+                                         r"my)\b|\b(?:has|have|was|were) (?:the|my|our) (?:\w+ ){1,3}(?:been )?(?:moved|"
+                                         r"relocated|displaced|carried away|taken away)\b|\bdid (?:i|you|we|anyone|"
+                                         r"someone|somebody) (?:move|relocate|carry)\b|\b(?:moved|relocated|displaced)\b|"
+                                         r"\bstill where it was\b|\bchange(?:d)? (?:place|position|location)\b"),
+    # --- "what is on / between / left of Y" (a superlative later in it is not a distance question)
+    ("relative_position", 0.9, "what_relation", r"^(?:so |and |ok |okay |now )?what(?: is| are| was| were)?(?: \w+)?"
+                                                r"(?: (?:located|placed|hanging|sitting|lying|standing|leaning|mounted|"
+                                                r"attached|kept|stored|displayed|stacked|positioned|resting|set|found|"
+                                                r"visible|there))?(?: (?:directly|right|just|immediately|exactly))? "
+                                                r"(?:in between|between|to the (?:left|right)(?: hand side| side)? of|"
+                                                r"in the (?:center|centre|middle|corner) of|"
+                                                r"on the (?:left|right)(?: hand side| side)? of|(?:left|right) of|"
+                                                r"in front of|behind|on top of|under|underneath|beneath|below|above|"
+                                                r"next to|beside|across from|opposite)\b"),
+    # --- distances (my walk is above; "how far is X")
+    ("distance_compare", 0.95, "closer_distance", r"\b(?:shorter|smaller|lesser|greater|larger|bigger|longer) "
+                                                  r"distance\b"),
+    ("distance", 0.95, "how_far", r"\bhow far\b|\b(?:what is|tell me) the distance\b|\bdistance (?:between|from|to)\b|"
+                                  r"\bhow many (?:meters|metres|feet|foot|steps|yards|m|cm|centimeters|centimetres|inches|"
+                                  r"paces)\b|\bhow close (?:am i|is|are|was|were)\b|\bhow near\b|\bhow far apart\b"),
+    ("distance_compare", 0.95, "closer", r"\b(?:closer|nearer|closest|nearest|farther|further|farthest|furthest|"
+                                         r"more distant|less distant|most distant)\b"),
+    ("reachability", 0.93, "reach", r"\b(?:can|could) (?:i|you|we) (?:still )?(?:reach|touch|grab|get hold of)\b|"
+                                    r"\b(?:i|you|we) (?:can|could) (?:still )?(?:reach|touch|grab|get hold of)\b|"
+                                    r"\bwithin (?:my |your |arm'?s?'? )?reach\b|\barm'?s?'? (?:length|reach)\b|"
+                                    r"\b(?:reachable|out of reach|in reach|within reach)\b|\bwithout (?:moving|walking|"
+                                    r"getting up|standing up|taking a step|stepping|leaning)\b|\bclose enough (?:for me )?"
+                                    r"to (?:reach|touch|grab|pick)\b|\bable to (?:reach|touch|grab)\b"),
+    # --- where X is for me
+    ("ego_direction", 0.95, "ego_words", r"\bwhich side\b(?! of (?:the|a|an|my|this|that|his|her)\b)|\bo'?clock\b|"
+                                         r"\b(?:which|what) direction\b|\bwhich way\b|\brelative to (?:me|you|us|my "
+                                         r"position|where i am)\b|\b(?:to|on) (?:my|your) (?:left|right)\b|"
+                                         r"\bbehind (?:me|you|us)\b|\bin front of (?:me|you|us)\b|\bam i facing\b|"
+                                         r"\bfrom (?:me|here|where i am)\b|\bclock (?:direction|position|hour)\b"),
+    ("ego_direction", 0.9, "find", r"\b(?:help me find|help me locate|(?:i am|am) (?:looking|searching) for|i (?:need|want|"
+                                   r"have) to find|i can not find|i lost|point me (?:to|towards)|show me where|"
+                                   r"where (?:can|could|would|might|do|should) (?:i|we) (?:find|locate|spot|look for|see|"
+                                   r"get to)|where did (?:i|we) (?:leave|left|put|place|drop|dropped|keep|kept|store|"
+                                   r"stored|hide|hid|last see|see|set|lose|lost|misplace\w*))\b"),
+)
+_CUE_RE = tuple((kind, conf, name, re.compile(p)) for kind, conf, name, p in _CUES)
+
+_WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"
+                       r"\bwhere (?:the|my|a|an|this|that|these|those|our|your) [^?.,;]*?(?:is|are|was|were)\b")  # indirect
+_RELATIVE_TO_RE = re.compile(r"\b(?:relative to|in relation to|compared to|with respect to|from the perspective of) "
+                             r"(?:the|a|an|my|this|that)\b")
+_WH_START = re.compile(r"^(?:so |and |ok |okay |hey |please |now )?(?:what|which|whats)\b")
+_EXIST_RE = re.compile(r"^(?:is|are|was|were) (?:there|anything|something|any \w+|some \w+)\b|\bis there\b|\bare there\b")
+_BINARY_RE = re.compile(r"^(?:is|are|was|were)\b")
+_COUNT_CHANGE_RE = re.compile(r"\bhow many\b.*\b(?:still|left|remain\w*|anymore|any more|more|fewer|less|changed?|"
+                              r"added|removed|taken away|than before|compared|difference|now that|gone)\b|"
+                              r"\b(?:increase|decrease|change)\w* in the number\b|\bnumber of .* (?:changed?|increase|"
+                              r"decrease)|\b(?:fewer|more) \w+(?: \w+)? (?:than|now than)\b")
+_COUNT_RE = re.compile(r"\bhow many\b|\bnumber of\b|^count\b|\bcount (?:the|all|how)\b")
+_RECALL_RE = re.compile(r"\b(?:have|has|had|did) (?:i|you|we) (?:ever )?(?:see|seen|saw|notice|noticed|spot|spotted|"
+                        r"come across|came across|pass|passed|encounter|encountered|observe|observed)\b|"
+                        r"\bwhich (?:of (?:the|these|those) )?(?:objects?|items?|things?)\b.*\b(?:see|saw|seen|"
+                        r"appear\w*|present|observed|notice\w*|come across|came across)\b|\bwhich of (?:the following|"
+                        r"these|those)\b|\bwhat did (?:i|you|we) see\b|\bwhat (?:objects?|things?|items?|furniture|"
+                        r"kinds? of (?:objects?|things?|items?)|types? of (?:objects?|things?|items?)) (?:are|were|did|"
+                        r"is|was|do)\b|\b(?:come|came) across\b")
+_PLACE_RE = re.compile(r"\b(?:which|what) (?:room|floor|level|storey|story|part of the (?:house|apartment|building|flat))"
+                       r" (?:is|are|was|were|has|contains|holds|do|does)\b(?!.*\b(?:i|we)\b)|"
+                       r"\bin (?:which|what) (?:room|place|part of the \w+)\b(?!.*\b(?:i|we)\b)|"
+                       r"\b(?:which|what) (?:room|floor|place) (?:am i|are we)\b|\bwhere am i\b|\bwhere are we\b|"
+                       r"\bwhat (?:kind|type|sort) of (?:room|place|location|building|area|space|shop|store|venue)\b|"
+                       r"\bwhat is this (?:place|location|room|building|area)\b|\bwhat (?:place|room|location) is "
+                       r"(?:this|it|that)\b|\bon (?:which|what) (?:floor|level|storey)\b|\b(?:which|what) floor\b|"
+                       r"\b(?:which|what) room (?:has|contains|holds)\b|\bwhich room would\b")
+
+
+def cue_kind(text: str) -> Optional[KindGuess]:
+    """The kind an exact cue rule gives ``text`` (normalised with :func:`normalise_question`), or None."""
+    for kind, conf, name, pattern in _CUE_RE:
+        if pattern.search(text):
+            return KindGuess(kind, conf, f"rule:{name}")
+    if _COUNT_CHANGE_RE.search(text):
+        return KindGuess("quantity_change", 0.9, "rule:count_change")
+    if _COUNT_RE.search(text):
+        return KindGuess("count", 0.92, "rule:count")
+    if _PLACE_RE.search(text):
+        return KindGuess("place", 0.92, "rule:place")
+    if _RECALL_RE.search(text):
+        return KindGuess("category_recall", 0.9, "rule:recall")
+    if _WHERE_RE.search(text):
+        if _RELATIVE_TO_RE.search(text):
+            return KindGuess("relative_position", 0.92, "rule:where_relative_to")
+        return KindGuess("ego_direction", 0.9, "rule:where")
+    return None
+
+
+def relation_cue(text: str, has_reference: bool, reference_is_place: bool) -> Optional[KindGuess]:
+    """"What is on / under / left of Y?", "Is X on Y?", "Is there X on Y?": a relation to a named
+    landmark (decided by the parser, which knows whether Y is an object or a room)."""
+    if not has_reference:
+        return None
+    if reference_is_place:  # "what is in the kitchen", "are there towels in the bathroom"
+        if _WH_START.search(text) or _EXIST_RE.search(text):
+            return KindGuess("category_recall", 0.85, "rule:in_place")
+        return None
+    if re.search(r"^(?:so |and |ok |okay |now )?(?:what|which|whats)\b[^?]*?\b" + _REL + r"\b", text) or \
+            _EXIST_RE.search(text) or _BINARY_RE.search(text):
+        return KindGuess("relative_position", 0.9, "rule:relation")
+    return None
+
+
+# ------------------------------------------------------------------ the embedding classifier
+
+class KindClassifier:
+    """Prototype nearest neighbours in sentence-embedding space, calibrated by leave-one-out."""
+
+    def __init__(self, embedder: CachedEmbedder, prototypes: Optional[dict[str, Sequence[str]]] = None,
+                 top_k: int = 3) -> None:
+        self.embedder = embedder
+        self.prototypes = {k: tuple(v) for k, v in (prototypes or PROTOTYPES).items()}
+        self.kinds = tuple(k for k in KINDS if self.prototypes.get(k))
+        self.top_k = top_k
+        self._ready = False
+        self._lock = threading.Lock()
+        self.temperature = 0.05
+        self.loo_accuracy: Optional[float] = None
+
+    @property
+    def available(self) -> bool:
+        return self.embedder is not None and self.embedder.name == "minilm"
+
+    def prepare(self) -> "KindClassifier":
+        """Load the sentence model and embed the prototypes now (else on the first question that needs them)."""
+        if self.available and not self._ready:
+            self._prepare()
+        return self
+
+    def _prepare(self) -> None:
+        with self._lock:
+            if self._ready:
+                return
+            texts = [normalise_question(s) for k in self.kinds for s in self.prototypes[k]]
+            labels = np.array([i for i, k in enumerate(self.kinds) for _ in self.prototypes[k]])
+            vecs = self.embedder.encode(texts)
+            self._vecs, self._labels = vecs, labels
+            sims = vecs @ vecs.T
+            np.fill_diagonal(sims, -np.inf)  # leave one out
+            scores = self._kind_scores(sims)
+            self.loo_accuracy = float((scores.argmax(1) == labels).mean())
+            self.temperature = _fit_temperature(scores, labels)
+            self._ready = True
+
+    def _kind_scores(self, sims: np.ndarray) -> np.ndarray:
+        out = np.full((sims.shape[0], len(self.kinds)), -1.0)
+        for i in range(len(self.kinds)):
+            s = sims[:, self._labels == i] if sims.ndim == 2 else sims[None, self._labels == i]
+            k = min(self.top_k, s.shape[1])
+            out[:, i] = -np.sort(-s, axis=1)[:, :k].mean(axis=1) if k else -1.0
+        return out
+
+    def classify(self, text: str) -> KindGuess:
+        if not self.available:
+            return KindGuess("open", 0.0, "none")
+        if not self._ready:
+            self._prepare()
+        vec = self.embedder.encode([normalise_question(text)])
+        if vec is None or self.embedder.name != "minilm":
+            return KindGuess("open", 0.0, "none")
+        scores = self._kind_scores(vec @ self._vecs.T)[0]
+        p = _softmax(scores / self.temperature)
+        order = np.argsort(-p)
+        ranked = tuple((self.kinds[i], float(p[i])) for i in order)
+        return KindGuess(ranked[0][0], ranked[0][1], "embedding", ranked)
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    z = np.exp(x - x.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def _fit_temperature(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The softmax temperature that maximises the leave-one-out log-likelihood of the prototypes."""
+    best, best_ll = 0.05, -np.inf
+    for t in np.geomspace(0.005, 0.5, 60):
+        p = _softmax(scores / t)
+        ll = float(np.log(np.maximum(p[np.arange(len(labels)), labels], 1e-12)).mean())
+        if ll > best_ll:
+            best, best_ll = float(t), ll
+    return best
+
+
+_CLASSIFIERS: "weakref.WeakKeyDictionary[CachedEmbedder, KindClassifier]" = weakref.WeakKeyDictionary()
+_DEFAULT_EMBEDDER: list[CachedEmbedder] = []
+_CLASSIFIERS_LOCK = threading.Lock()
+
+
+def default_embedder() -> CachedEmbedder:
+    """The process-wide ``auto`` embedder used when a caller gives none."""
+    with _CLASSIFIERS_LOCK:
+        if not _DEFAULT_EMBEDDER:
+            _DEFAULT_EMBEDDER.append(CachedEmbedder("auto"))
+        return _DEFAULT_EMBEDDER[0]
+
+
+def classifier_for(embedder: Optional[CachedEmbedder]) -> KindClassifier:
+    """One classifier per embedder object (the prototype vectors are cached process-wide by text);
+    ``None``: the shared ``auto`` embedder (all-MiniLM-L6-v2 when installed)."""
+    embedder = embedder if embedder is not None else default_embedder()
+    with _CLASSIFIERS_LOCK:
+        clf = _CLASSIFIERS.get(embedder)
+        if clf is None:
+            clf = _CLASSIFIERS[embedder] = KindClassifier(embedder)
+        return clf
