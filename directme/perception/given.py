@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..geometry import Intrinsics, Pose
 from ..readers.poses import Trajectory, read_trajectory
-from ..types import Frame, FramePerception, InstanceObservation
+from ..types import Frame, FramePerception
 from .base import DepthPose
 
 
@@ -89,15 +89,10 @@ class GivenPerception:
     name = "given"
 
     def process(self, frame: Frame) -> list[FramePerception]:
-        instances = frame.meta.get("instances", ())
-        if not isinstance(instances, (list, tuple)):
-            raise InvalidInputError(f"frame {frame.index} at t={frame.t_s}: meta['instances'] must be a list of "
-                                    f"InstanceObservation objects, got {type(instances).__name__}")
-        bad = [i for i in instances if not isinstance(i, InstanceObservation)]
-        if bad:
-            raise InvalidInputError(f"frame {frame.index} at t={frame.t_s}: meta['instances'] must hold "
-                                    f"InstanceObservation objects, got {type(bad[0]).__name__}")
-        return [FramePerception(frame, tuple(instances), frame.meta.get("scene_tag"))]
+        try:  # FramePerception checks the instances and the tag; say where they came from
+            return [FramePerception(frame, frame.meta.get("instances", ()), frame.meta.get("scene_tag"))]
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"frame.meta['instances'] / meta['scene_tag'] of a 'given' frame: {exc}") from exc
 
     def flush(self) -> list[FramePerception]:
         return []
