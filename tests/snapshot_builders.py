@@ -27,6 +27,7 @@ def obj(node_id: str, label: str, xy: Sequence[float], t0: float = 0.0, t1: Opti
     return ObjectNode(node_id=node_id, label=label, label_votes={label: float(n_obs)}, position_w=pos,
                       first_seen_s=t0, last_seen_s=t0 if t1 is None else t1, n_obs=n_obs, position_history=hist,
                       keyframes=tuple(KeyframeRef(t, int(t), visibility=0.5) for t in keyframes), present=present,
+                      presence_p=0.98 if present else 0.02,
                       attributes={"color": color} if color else {})
 
 

@@ -18,8 +18,17 @@ Z_UP = MemoryConfig(up_world=(0.0, 0.0, 1.0))
 
 def test_flat_keys_load_with_a_deprecation_naming_the_new_key():
     with pytest.warns(DeprecationWarning, match=r"relocalize -> relocalisation\.enabled"):
-        cfg = MemoryConfig.from_dict({"relocalize": False, "voxel_m": 0.1, "gone_frames": 5})
-    assert (cfg.relocalisation.enabled, cfg.map.voxel_m, cfg.gone.frames) == (False, 0.1, 5)
+        cfg = MemoryConfig.from_dict({"relocalize": False, "voxel_m": 0.1, "gone_margin_px": 5})
+    assert (cfg.relocalisation.enabled, cfg.map.voxel_m, cfg.gone.margin_px) == (False, 0.1, 5)
+
+
+def test_retired_gone_fields_of_older_saves_load_with_a_warning():
+    """The frame counter and view cone of "gone" became the presence belief: older configs still load."""
+    with pytest.warns(DeprecationWarning, match=r"gone\.frames \(retired"):
+        cfg = MemoryConfig.from_dict({"gone": {"frames": 3, "view_range_m": [0.8, 4.5], "min_px": 5.0}})
+    assert cfg.gone.min_px == 5.0
+    with pytest.warns(DeprecationWarning, match=r"gone_frames \(retired"):
+        MemoryConfig.from_dict({"gone_frames": 3})
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the nested form warns about nothing
         again = MemoryConfig.from_dict(cfg.to_dict())
@@ -56,29 +65,29 @@ def test_a_former_module_constant_is_a_setting_that_acts():
     assert AssociationConfig().recent_s == 10.0
 
 
-def test_snapshot_carries_observation_times_and_missed_views():
+def test_snapshot_carries_observation_times_and_the_presence_belief():
     mem = SpatialMemory(Z_UP)
     frames = list(orbit(SCENE, 6, size=(160, 120), radius=2.0))
     mem.update_many(frames)
-    K = Intrinsics.from_fov(160, 120, 70.0)
-    pose = look_at((1.5, 0.0, 1.0), (0.0, 0.0, 0.05))  # the cup's place, straight ahead at ~1.8 m
-    cup_gone = [SCENE[1]]  # the chair alone: the cup has left
-    for k in range(3):
-        mem.update(perceive(cup_gone, pose, K, 10.0 + k, 6 + k))
-    snap = mem.as_of(12.0)
-    (cup,) = [o for o in snap.objects.values() if o.label == "cup"]
+    seen = mem.as_of(frames[-1].t_s)
+    (cup,) = [o for o in seen.objects.values() if o.label == "cup"]
     assert cup.obs_times_s.tolist() == [f.t_s for f in frames]
-    assert cup.missed_views == 3
-    assert mem.as_of(10.0).objects[cup.node_id].missed_views == 1  # causal: only views up to t
+    assert cup.present and cup.presence_p > 0.95  # seen in every view
     narrow = SpatialMemory(Z_UP)  # a camera whose image is too narrow to have shown it off-centre
     narrow.update_many(frames)
+    K = Intrinsics.from_fov(160, 120, 70.0)
     K_narrow = Intrinsics(fx=400.0, fy=400.0, cx=80.0, cy=60.0, width=160, height=120)
+    cup_gone = [SCENE[1]]  # the chair alone: the cup has left
     off = look_at((1.5, 0.0, 1.0), (0.0, -0.5, 0.05))
     for k in range(3):
         narrow.update(perceive(cup_gone, off, K_narrow, 10.0 + k, 6 + k))
-        mem.update(perceive(cup_gone, off, K, 13.0 + k, 9 + k))
-    assert narrow.as_of(12.0).objects[cup.node_id].missed_views == 0
-    assert mem.as_of(15.0).objects[cup.node_id].missed_views == 6  # the wide camera had it in view
+    assert narrow.as_of(12.0).objects[cup.node_id].presence_p == cup.presence_p  # out of view: no evidence
+    pose = look_at((1.5, 0.0, 1.0), (0.0, 0.0, 0.05))  # the cup's place, straight ahead at ~1.8 m
+    for k in range(2):
+        mem.update(perceive(cup_gone, pose, K, 10.0 + k, 6 + k))
+    after = mem.as_of(10.0).objects[cup.node_id]
+    assert not after.present and after.presence_p < 0.5 and after.gone_since_s == 10.0  # its place seen empty
+    assert mem.as_of(9.9).objects[cup.node_id].presence_p == cup.presence_p  # causal: only views up to t
 
 
 def test_components_persist_themselves_and_format_1_still_loads(tmp_path):

@@ -77,7 +77,8 @@ def test_moved_object_keeps_identity_with_history_and_removed_object_is_gone():
     assert np.linalg.norm(mugs[0].position_history[0][1] - np.array(mug.centre_w)) < 0.05
     (bk,) = [o for o in snap.objects.values() if o.label == "book"]
     assert not bk.present and bk.gone_since_s == 5.0
-    assert mem.as_of(6.0).objects[bk.node_id].present  # not yet confirmed gone then
+    assert mem.as_of(4.5).objects[bk.node_id].present  # before any view of its empty place
+    assert mem.as_of(5.0).objects[bk.node_id].presence_p < mem.as_of(4.5).objects[bk.node_id].presence_p
     assert len(mem.as_of(4.0).objects[mugs[0].node_id].position_history) == 1
 
 

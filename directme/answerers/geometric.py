@@ -27,9 +27,11 @@ from ..query.timeref import place_event_index, place_runs, subject_place
 from ..query.vocab import canonical, counted, label_keys
 from ..query.types import QueryContext
 from ..types import OPTION_LETTERS, Answer, Flag, TextEnum
+from .counting import count_belief
 
 _EPS = 1e-4
 _PATH_WORDS = re.compile(r"\b(path|route|trajectory|way|where have i been|which (rooms|places) did i)\b")
+_NO_ROOM = ("unknown", "none")  # place tags that name no room
 _ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
 _FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b|\bon (?:which|what) (?:floor|storey|level)\b")
 
@@ -60,11 +62,17 @@ class Prediction:
     p_yes: float = 0.5
     target_scores: dict[str, float] = field(default_factory=dict)  # target key -> score
     metres: float = 0.0
+    count_pmf: tuple[float, ...] = ()  # P(count = k) per k, when the count is uncertain
     flags: tuple[Flag, ...] = ()
 
 
 def _none(reason: str, flag: Flag = Flag.NO_EVIDENCE) -> Prediction:
     return Prediction(PredictionKind.NONE, text=reason, confidence=0.0, flags=(flag,))
+
+
+def _known_place(tag: Optional[str]) -> Optional[str]:
+    """A place tag that names a room, else None (memory tags untagged places "unknown")."""
+    return tag if tag and tag.strip().lower() not in _NO_ROOM else None
 
 
 def _angle_diff(a: float, b: float) -> float:
@@ -92,7 +100,7 @@ class GeometricAnswerer:
 
     def __init__(self, direction_sigma_deg: float = 18.0, clock_sigma_deg: float = 12.0,
                  distance_scale_m: float = 0.1, reach_scale_m: float = 0.05, count_min_obs: int = 1,
-                 duplicate_radius_m: float = 0.4, gone_after_views: int = 4,
+                 duplicate_radius_m: float = 0.4, count_sure_p: float = 0.95,
                  min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
                  side_range_m: float = 2.5) -> None:
         self.direction_sigma_deg = direction_sigma_deg
@@ -101,7 +109,7 @@ class GeometricAnswerer:
         self.reach_scale_m = reach_scale_m
         self.count_min_obs = count_min_obs
         self.duplicate_radius_m = duplicate_radius_m
-        self.gone_after_views = gone_after_views
+        self.count_sure_p = count_sure_p  # a count this likely is said plainly; below, with its expectation
         self.min_parse_confidence = min_parse_confidence  # below it the answerer abstains
         self.near_m = near_m  # "next to", "near", "by": ground distance to the reference
         self.side_range_m = side_range_m  # "left of", "behind": how far from the reference
@@ -248,15 +256,17 @@ class GeometricAnswerer:
             return _none("no object to count", Flag.NO_TARGET)
         target = ctx.intent.targets[0]
         place = target.place or (ctx.intent.places[0] if ctx.intent.places else None)
-        nodes = [n for n in _target_nodes(ctx, 0) if n.present and n.n_obs >= self.count_min_obs
-                 and n.missed_views < self.gone_after_views]
-        nodes = _distinct(nodes, self.duplicate_radius_m)
+        nodes = [n for n in _target_nodes(ctx, 0) if n.n_obs >= self.count_min_obs]
         if place:
             nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
+        belief, _ = count_belief(nodes, self.duplicate_radius_m)
+        k = belief.most_likely
         where = f" in the {place}" if place else ""
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
-        return Prediction(PredictionKind.COUNT, f"{counted(len(nodes), target.text)}{where}.", 1.0 if known else 0.2,
-                          count=len(nodes), flags=() if known else (Flag.NO_EVIDENCE,))
+        sure = belief.p(k) >= self.count_sure_p
+        text = f"{counted(k, target.text)}{where}" + ("." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
+        return Prediction(PredictionKind.COUNT, text, belief.p(k) if known else 0.2, count=k,
+                          count_pmf=belief.pmf, flags=() if known else (Flag.NO_EVIDENCE,))
 
     def _recall(self, ctx: QueryContext) -> Prediction:
         place = ctx.intent.places[0] if ctx.intent.places else None
@@ -388,9 +398,10 @@ class GeometricAnswerer:
         return pred
 
     def _current_place(self, ctx: QueryContext) -> Prediction:
-        tag = current_place(ctx.snapshot, ctx.facts.time.t_eval)
+        tag = _known_place(current_place(ctx.snapshot, ctx.facts.time.t_eval))
         if not tag:
-            return _none("memory has no room names (no scene tags)", Flag.NO_PLACES)
+            return _none("the place you are in is not known: memory has no room names (no scene tags)",
+                         Flag.NO_PLACES)
         return Prediction(PredictionKind.PLACES, f"You are in the {tag}.", places={canonical(tag): 1.0})
 
     def _metric_path(self, ctx: QueryContext) -> Prediction:
@@ -411,11 +422,15 @@ class GeometricAnswerer:
         n_place = max(1, len(node.position_history))
         before = ctx.intent.time_ref.relation == "before" and ctx.intent.time_ref.kind == TimeKind.EVENT
         if before and n_place < 2:  # no move seen: it was (and is) where memory has it
-            tag = object_place(ctx.snapshot, node, 0) or ""
+            tag = _known_place(object_place(ctx.snapshot, node, 0))
+            if not tag:
+                return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
             return Prediction(PredictionKind.PLACES, f"No move of the {node.label} was seen; it is in the {tag}.", 0.5,
                               places={canonical(tag): 1.0})
         idx = (0 if ctx.intent.time_ref.which == "first" else n_place - 2) if before else n_place - 1
-        tag = object_place(ctx.snapshot, node, idx) or ""
+        tag = _known_place(object_place(ctx.snapshot, node, idx))
+        if not tag:
+            return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
         return Prediction(PredictionKind.PLACES, f"The {node.label} was in the {tag}." if before else
                           f"The {node.label} is in the {tag}.", places={canonical(tag): 1.0})
 
@@ -430,7 +445,10 @@ class GeometricAnswerer:
             elif pred.kind == PredictionKind.PLACES and o.place:
                 raw[i] = pred.places.get(canonical(o.place), 0.0)
             elif pred.kind == PredictionKind.COUNT and o.number is not None:
-                raw[i] = np.exp(-2.0 * abs(o.number - pred.count))
+                k = int(round(o.number))
+                near = np.exp(-2.0 * abs(o.number - pred.count))  # an option off the distribution: the nearest wins
+                raw[i] = (pred.count_pmf[k] if 0 <= k < len(pred.count_pmf) else 0.0) + 1e-3 * near \
+                    if pred.count_pmf else near
             elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
                 raw[i] = np.exp(-0.5 * ((o.metres - pred.metres) / max(0.3, 0.25 * pred.metres)) ** 2)
             elif pred.kind in (PredictionKind.YES, PredictionKind.TARGETS) and o.kind in (OptionKind.YES, OptionKind.NO):
@@ -479,6 +497,9 @@ class GeometricAnswerer:
             scores = {letters[i]: float(p[i]) for i in range(len(opts))}
             letter = letters[int(np.argmax(p))]
             conf = float(min(conf, p.max())) if conf > 0 else 0.0
+            if pred.kind == PredictionKind.NONE:  # no evidence: uniform scores and no letter, not a silent "A"
+                letter = None
+                flags.append(Flag.ABSTAINED)
         text = pred.text if letter is None else f"{letter}. {ctx.options[OPTION_LETTERS.index(letter)]} ({pred.text})"
         return Answer(question=ctx.question, t_s=ctx.t_s, text=text, letter=letter, confidence=conf,
                       option_scores=scores, evidence=ctx.evidence, subgraph_text=ctx.subgraph_text,
@@ -497,15 +518,6 @@ def _share(votes: dict[str, float], place: str) -> float:
 def _vote_share(node: ObjectNode, label: str) -> float:
     total = sum(node.label_votes.values())
     return float(node.label_votes.get(label, 0.0) / total) if total > 0 else 1.0
-
-
-def _distinct(nodes: list[ObjectNode], radius_m: float) -> list[ObjectNode]:
-    """Same-class nodes closer than ``radius_m`` count once (duplicates from noisy association)."""
-    kept: list[ObjectNode] = []
-    for n in sorted(nodes, key=lambda n: -n.n_obs):
-        if all(np.linalg.norm(np.asarray(n.position_w) - np.asarray(k.position_w)) >= radius_m for k in kept):
-            kept.append(n)
-    return kept
 
 
 def _merge_runs(runs: list[tuple[float, float, str]]) -> list[tuple[float, float, str]]:

@@ -184,26 +184,43 @@ class KeyframeConfig:
 
 @dataclass(frozen=True)
 class GoneConfig:
-    """When an object counts as gone: its place seen empty (memory), or views that should have shown it."""
+    """Presence as a belief (memory/presence.py): the log-odds that an object is at its place, raised by
+    sightings, lowered by views that should have shown it (in view, line of sight reaching its place,
+    in detector range) weighted by the expected detection rate, unchanged out of view. Gone = below
+    ``present_p``: the one definition memory, query and answerers share."""
 
-    frames: int = 3  # frames with the object's place in view, unoccluded and empty before it is gone
-    margin_px: int = 8  # the object's centre must project at least this far inside the image
-    depth_tol_m: float = 0.03  # "empty": scene depth there >= object centre depth + tol + rel * depth
+    p_detect: float = 0.7  # chance the detector reports a present object that is in full view, large and in range
+    p_false: float = 0.05  # chance a detector reports an object at a place in view that holds none
+    full_px: float = 40.0  # object size across (pixels) from which ``p_detect`` applies in full (smaller: less)
+    detect_range_m: tuple[float, float] = (0.3, 6.0)  # depth range of the detector: no evidence of absence outside
+    first_from_score: bool = True  # a first sighting's belief is the detector's score (False: prior + one hit)
+    prior: float = 0.5  # presence probability of a place before a first sighting (used when not from the score)
+    empty_logodds: float = -5.0  # log-odds added by a view that sees through all of the object's place (free space)
+    max_logodds: float = 4.0  # the belief saturates here, so a long-seen object is found gone within a few views
+    min_logodds: float = -6.0  # ... and here, so an object found gone comes back with a few sightings
+    present_p: float = 0.5  # an object is present while its presence probability is at least this
+    margin_px: int = 8  # points projected closer than this to the image border are not in view
+    depth_tol_m: float = 0.03  # "empty": scene depth there >= point depth + tol + rel * depth
     depth_rel: float = 0.01  # the relative part of that tolerance
-    min_empty: float = 0.6  # fraction of the object's visible, unoccluded points that must be empty
-    min_px: float = 6.0  # the object must project to at least this many pixels across
-    view_half_fov_deg: tuple[float, float] = (25.0, 18.0)  # a missed view: centre within this cone (and the image)
-    view_range_m: tuple[float, float] = (0.8, 4.5)  # ... at a depth in this range, the wearer in its room
+    min_empty: float = 0.6  # fraction of the object's visible, unoccluded points that must be empty to see through
+    min_px: float = 6.0  # the object must project to at least this many pixels across for any evidence
+    min_visible: float = 0.3  # share of its points in view and unoccluded below which a view says nothing
 
     def __post_init__(self) -> None:
-        _check(self, positive=("depth_tol_m", "min_px"), at_least_one=("frames",), unit=("min_empty",),
+        _check(self, positive=("depth_tol_m", "min_px", "full_px"), unit=("min_empty", "p_detect", "p_false", "prior",
+                                                                          "present_p", "min_visible"),
                non_negative=("margin_px", "depth_rel"))
-        if not _pair(self.view_half_fov_deg) or not all(0 < v < 90 for v in self.view_half_fov_deg):
-            raise InvalidInputError(f"{_path(self, 'view_half_fov_deg')} must be two angles in (0, 90), got "
-                                    f"{self.view_half_fov_deg!r}")
-        if not _pair(self.view_range_m) or not 0 <= self.view_range_m[0] < self.view_range_m[1]:
-            raise InvalidInputError(f"{_path(self, 'view_range_m')} must be (near, far) with 0 <= near < far, got "
-                                    f"{self.view_range_m!r}")
+        if not 0 < self.p_false < self.p_detect < 1 or not 0 < self.prior < 1:
+            raise InvalidInputError(f"{_path(self, 'p_false')} < {_path(self, 'p_detect')} must lie in (0, 1) and "
+                                    f"{_path(self, 'prior')} in (0, 1), got {self.p_false!r}, {self.p_detect!r}, "
+                                    f"{self.prior!r}")
+        if not self.min_logodds < 0 < self.max_logodds or self.empty_logodds >= 0:
+            raise InvalidInputError(f"{_path(self, 'min_logodds')} < 0 < {_path(self, 'max_logodds')} and "
+                                    f"{_path(self, 'empty_logodds')} < 0 required, got {self.min_logodds!r}, "
+                                    f"{self.max_logodds!r}, {self.empty_logodds!r}")
+        if not _pair(self.detect_range_m) or not 0 <= self.detect_range_m[0] < self.detect_range_m[1]:
+            raise InvalidInputError(f"{_path(self, 'detect_range_m')} must be (near, far) with 0 <= near < far, got "
+                                    f"{self.detect_range_m!r}")
 
 
 @dataclass(frozen=True)
@@ -243,10 +260,15 @@ _FLAT: dict[str, tuple[str, str]] = {
                                                 "noise_deg", "drift_deg_per_min", "min_deg")},
     "max_keyframes_per_object": ("keyframes", "max_per_object"),
     **{f"keyframe_{k}": ("keyframes", k) for k in ("min_gap_s", "min_angle_deg", "image_max_side", "jpeg_quality")},
-    **{f"gone_{k}": ("gone", k) for k in ("frames", "margin_px", "depth_tol_m", "depth_rel", "min_empty", "min_px")},
+    **{f"gone_{k}": ("gone", k) for k in ("margin_px", "depth_tol_m", "depth_rel", "min_empty", "min_px")},
     "place_eps_m": ("places", "eps_m"), "edge_distance_m": ("places", "edge_distance_m"),
     "edge_knn": ("places", "edge_knn"),
 }
+
+# fields that no longer exist (the gone-frame counter and view cone became the presence belief): read from
+# older saves, ignored with a DeprecationWarning
+_RETIRED: dict[str, frozenset[str]] = {"gone": frozenset({"frames", "view_half_fov_deg", "view_range_m"})}
+_RETIRED_FLAT = frozenset({"gone_frames"})
 
 
 @dataclass(frozen=True)
@@ -309,6 +331,8 @@ class MemoryConfig:
                     raise InvalidInputError(f"MemoryConfig.{key} ({path}.{key}) must be a mapping of its fields, "
                                             f"got {describe(value)}")
                 nested[key].update(value)
+            elif isinstance(key, str) and key in _RETIRED_FLAT:
+                old.append(f"{key} (retired: the presence belief of memory.gone replaces it)")
             elif isinstance(key, str) and key in _FLAT:
                 section, name = _FLAT[key]
                 nested[section][name] = value
@@ -316,8 +340,12 @@ class MemoryConfig:
             else:
                 raise InvalidInputError(f"unknown MemoryConfig key {describe(key)} in {path}; sections: "
                                         f"{sorted(_SECTIONS)} and up_world (docs/memory.md lists every field)")
+        for name, retired in _RETIRED.items():
+            for gone in sorted(set(nested[name]) & retired):
+                del nested[name][gone]
+                old.append(f"{name}.{gone} (retired: the presence belief of memory.gone replaces it)")
         if old:
-            warnings.warn("MemoryConfig: flat keys are deprecated, use the sections: " + ", ".join(old),
+            warnings.warn("MemoryConfig: older keys are deprecated, use the sections: " + ", ".join(old),
                           DeprecationWarning, stacklevel=2)
         kw: dict[str, Any] = {}
         for name, cls in _SECTIONS.items():

@@ -16,6 +16,7 @@ from .keyframes import consider_keyframe, visibility_score
 from .map import FrameLift, VoxelSet, trimmed_box
 from .object_store import ObjectStore
 from .objects import ObjectRecord
+from .presence import depth_tol, scene_depth_at, set_presence
 from .snapshot import KeyframeRef
 
 log = logging.getLogger("directme.memory")
@@ -35,7 +36,8 @@ def validate(fp: FramePerception, latest_t_s: float) -> None:
     if np.any(np.isinf(d)) or np.any(d < 0):
         raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has negative or infinite values "
                                 "(use 0 or NaN for invalid pixels)")
-    if not np.any(np.isfinite(d) & (d > 0)):
+    pose_only = bool(f.meta.get("pose_only")) and not fp.instances  # declared path-only frame (perception aria_gt)
+    if not pose_only and not np.any(np.isfinite(d) & (d > 0)):
         raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has no valid pixel (all NaN or 0); "
                                 "check the depth backend output or drop the frame")
 
@@ -79,7 +81,6 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         e = o.embedding if rec.embedding is None else rec.embedding + o.embedding
         rec.embedding = e / max(np.linalg.norm(e), 1e-12)
     objs.track_map[o.inst.track_id] = rec.index
-    rec.misses, rec.first_miss_s = 0, math.inf
     if m.far:
         _pending_move(rec, o, objs, t)
     else:
@@ -91,11 +92,9 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         if not rec.states:
             rec.set_state(t, first_seen_s=t)
         if grew:
-            refresh_shape(rec, objs, t, present=True, gone_since_s=math.nan)
+            refresh_shape(rec, objs, t)
         else:
-            rec.set_state(t, present=True, gone_since_s=math.nan, label_id=rec.label_id_from_votes())
-            if not objs.live_present[rec.index]:
-                objs.sync(rec)
+            rec.set_state(t, label_id=rec.label_id_from_votes())
         if not carved:
             rec.moving = False
         elif not rec.moving and np.linalg.norm(rec.position - rec.placement_origin()) > cfg.association.track_jump_m:
@@ -115,31 +114,14 @@ def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> 
     cfg = objs.cfg
     if not len(rec.voxels):
         return False
-    idx, ui, vi, zi, d = _scene_depth_at(rec.voxels.pts, fp.frame, 0, cfg.map.min_cam_depth_m)
+    idx, ui, vi, zi, d = scene_depth_at(rec.voxels.pts, fp.frame, 0, cfg.map.min_cam_depth_m)
     if not len(idx):
         return False
-    through = ~o.inst.mask[vi, ui] & np.isfinite(d) & (d > zi + _depth_tol(zi, cfg))
+    through = ~o.inst.mask[vi, ui] & np.isfinite(d) & (d > zi + depth_tol(zi, cfg))
     if through.sum() < max(3, cfg.association.carve_min_frac * len(idx)):
         return False
     rec.voxels.remove(idx[through])
     return True
-
-
-def _scene_depth_at(pts_w: np.ndarray, f: Frame, margin_px: int, min_z_m: float) -> tuple[np.ndarray, ...]:
-    """World points projected into the frame: (indices of those in front of the camera and at least
-    ``margin_px`` inside the image and ``min_z_m`` in front, their pixel columns and rows, their depth, the scene depth there)."""
-    K, T = f.intrinsics, f.T_world_cam
-    uv, z = K.project((pts_w.astype(np.float64) - T.t) @ T.R)
-    u, v = np.round(uv[:, 0]), np.round(uv[:, 1])  # pixel centres at integer coordinates
-    idx = np.flatnonzero((z > min_z_m) & (u >= margin_px) & (u < K.width - margin_px) & (v >= margin_px)
-                         & (v < K.height - margin_px))
-    ui, vi = u[idx].astype(int), v[idx].astype(int)
-    return idx, ui, vi, z[idx], f.depth_m[vi, ui]
-
-
-def _depth_tol(z: np.ndarray, cfg: MemoryConfig) -> np.ndarray:
-    """How much farther than a point the scene must be for the point's place to count as seen through."""
-    return cfg.gone.depth_tol_m + cfg.gone.depth_rel * z
 
 
 def _pending_move(rec: ObjectRecord, o: Obs, objs: ObjectStore, t: float) -> None:
@@ -152,7 +134,7 @@ def _pending_move(rec: ObjectRecord, o: Obs, objs: ObjectStore, t: float) -> Non
         start = rec.pending[0][0]
         rec.voxels, rec.pending, rec.pending_voxels = rec.pending_voxels, [], VoxelSet()
         rec.placements_s.append(start)
-        refresh_shape(rec, objs, t, placement=len(rec.placements_s) - 1, present=True, gone_since_s=math.nan)
+        refresh_shape(rec, objs, t, placement=len(rec.placements_s) - 1)
 
 
 def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, objs: ObjectStore) -> None:
@@ -184,6 +166,8 @@ def merge(keep: ObjectRecord, gone: ObjectRecord, objs: ObjectStore, t: float, w
     for kf in gone.live_keyframes():
         kf.removed_s = t
         objs.images.release(kf.ref.frame_index)
+    if not math.isnan(gone.belief) and not gone.belief <= keep.belief:  # the stronger belief of the two
+        set_presence(keep, objs, t, gone.belief)
     keep.set_state(t, n_obs_offset=keep.state.n_obs_offset + gone.n_obs_live(),
                    first_seen_s=min(keep.state.first_seen_s, gone.state.first_seen_s))
     for tid, idx in list(objs.track_map.items()):
@@ -193,45 +177,14 @@ def merge(keep: ObjectRecord, gone: ObjectRecord, objs: ObjectStore, t: float, w
     refresh_shape(keep, objs, t)
 
 
-def check_gone(fp: FramePerception, seen: set[int], objs: ObjectStore) -> None:
-    """Count frames in which a present, unseen object's place is in view and seen empty.
-
-    Some of the object's points are projected into the frame: a point is occluded when the scene is
-    nearer than it, empty when the scene is clearly farther (we look through where it was). The frame
-    counts as a miss when most visible, unoccluded points are empty.
-    """
-    cfg, f = objs.cfg, fp.frame
-    idx = np.flatnonzero(objs.live_present[: objs.n_records])
-    idx = [i for i in idx.tolist() if i not in seen and not objs.records[i].pending]
-    if not idx:
-        return
-    K, T = f.intrinsics, f.T_world_cam
-    c_cam = (objs.live_pos[idx] - T.t) @ T.R
-    z_c = np.maximum(c_cam[:, 2], 1e-6)
-    size_px = objs.live_size[idx] * K.fx / z_c
-    u_c, v_c = K.fx * c_cam[:, 0] / z_c + K.cx, K.fy * c_cam[:, 1] / z_c + K.cy
-    in_view = (c_cam[:, 2] > cfg.map.min_cam_depth_m) & (size_px >= cfg.gone.min_px) & (u_c > -size_px) & (u_c < K.width + size_px) \
-        & (v_c > -size_px) & (v_c < K.height + size_px)
-    for i in np.asarray(idx)[in_view].tolist():
-        rec = objs.records[i]
-        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
-        inside, _, _, zi, d = _scene_depth_at(pts, f, cfg.gone.margin_px, cfg.map.min_cam_depth_m)
-        if len(inside) < max(3, 0.5 * len(pts)):
-            continue
-        tol = _depth_tol(zi, cfg)
-        valid = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # not occluded
-        if valid.sum() < 3:
-            continue
-        if np.mean(d[valid] > zi[valid] + tol[valid]) >= cfg.gone.min_empty:
-            rec.misses += 1
-            rec.first_miss_s = min(rec.first_miss_s, f.t_s)
-            if rec.misses >= cfg.gone.frames:
-                keep = _explained_by(rec, objs) if tentative(rec, cfg) else None
-                if keep is not None:
-                    merge(keep, rec, objs, f.t_s, with_voxels=False)
-                else:
-                    rec.set_state(f.t_s, present=False, gone_since_s=rec.first_miss_s)
-                    objs.sync(rec)
+def settle_gone(gone: list[ObjectRecord], objs: ObjectStore, t_s: float) -> None:
+    """Objects that became gone this frame (presence.py): a tentative one explained by a confirmed
+    neighbour was a misplaced or confused view of it, and is folded into it (without its points)."""
+    for rec in gone:
+        if rec.merged_into is None and tentative(rec, objs.cfg):
+            keep = _explained_by(rec, objs)
+            if keep is not None:
+                merge(keep, rec, objs, t_s, with_voxels=False)
 
 
 def _explained_by(rec: ObjectRecord, objs: ObjectStore) -> Optional[ObjectRecord]:

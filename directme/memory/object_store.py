@@ -3,6 +3,7 @@ memory-wide state timeline, keyframe images, and the live columns used to search
 from __future__ import annotations
 
 import math
+from array import array
 from typing import Any, Optional
 
 import numpy as np
@@ -31,6 +32,7 @@ class ObjectStore:
         self.live_size = np.zeros(16)
         self.live_present = np.zeros(16, dtype=bool)
         self.live_alive = np.zeros(16, dtype=bool)
+        self.live_belief = np.zeros(16)  # presence log-odds (memory/presence.py)
         self.merged_t = np.full(16, math.inf)  # time each record was merged into another (inf: never)
 
     @property
@@ -53,8 +55,10 @@ class ObjectStore:
             self.live_size = np.resize(self.live_size, n)
             self.live_present = np.resize(self.live_present, n)
             self.live_alive = np.resize(self.live_alive, n)
+            self.live_belief = np.resize(self.live_belief, n)
             self.merged_t = np.resize(self.merged_t, n)
         self.live_present[rec.index] = self.live_alive[rec.index] = False
+        self.live_belief[rec.index] = 0.0
         self.merged_t[rec.index] = math.inf
         rec.log = self.timeline
         return rec
@@ -66,6 +70,7 @@ class ObjectStore:
         self.live_size[i] = float(np.max(rec.extent))
         self.live_present[i] = rec.state.present and rec.merged_into is None
         self.live_alive[i] = rec.merged_into is None
+        self.live_belief[i] = rec.belief if rec.pres_l else 0.0
         self.merged_t[i] = math.inf if rec.merged_into is None else rec.merged_into[0]
 
     def retire(self, rec: ObjectRecord) -> None:
@@ -101,7 +106,7 @@ class ObjectStore:
                 "keyframes": [_kf_json(k) for k in r.keyframes],
                 "merges": [[t, o.index] for t, o in r.merges],
                 "merged_into": None if r.merged_into is None else [r.merged_into[0], r.merged_into[1].index],
-                "misses": r.misses, "first_miss_s": None if r.first_miss_s == math.inf else r.first_miss_s,
+                "first_miss_s": None if r.first_miss_s == math.inf else r.first_miss_s,
                 "moving": r.moving,
             } for r in self.records],
         }
@@ -132,7 +137,8 @@ class ObjectStore:
         for lab in labels:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
-        missing = [n for n in ObjectRecord(0).columns() if n not in names and n != "embedding"]
+        optional = ("embedding", "pres_t", "pres_l")  # the belief log is newer than some saves
+        missing = [n for n in ObjectRecord(0).columns() if n not in names and n not in optional]
         if missing:
             raise StateError(f"obj/{missing[0]}/len", "missing")
         split = {}
@@ -149,7 +155,9 @@ class ObjectStore:
             rec = store.new_record()
             rec.restore_columns({name: split[name][i] for name in names})
             rec.keyframes = [_kf_from(v) for v in om["keyframes"]]
-            rec.misses = int(om["misses"])
+            if "pres_t" not in names:
+                rec.pres_t, rec.pres_l = array("d", rec.state_t), array("f", [cfg.gone.max_logodds if s.present
+                                                                            else cfg.gone.min_logodds for s in rec.states])
             rec.first_miss_s = math.inf if om["first_miss_s"] is None else float(om["first_miss_s"])
             rec.moving = bool(om.get("moving", False))
         n = len(objs)

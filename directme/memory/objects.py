@@ -5,7 +5,8 @@ Logs (all append-only, so a view at time t never changes after later frames):
 - states: a row whenever the reported state changes (position, extent, label, placement,
   presence, observation offset from merges, first-seen time);
 - keyframes: (added, removed) intervals of KeyframeRefs;
-- merges: other objects folded into this one, with the time of the merge.
+- merges: other objects folded into this one, with the time of the merge;
+- presence: the presence belief (log-odds) after each piece of evidence (memory/presence.py).
 """
 from __future__ import annotations
 
@@ -69,8 +70,9 @@ class ObjectRecord:
         self.embedding: Optional[np.ndarray] = None
         self.pending: list[tuple[float, np.ndarray]] = []  # far observations of a possible move
         self.pending_voxels = VoxelSet()
-        self.misses = 0
-        self.first_miss_s = INF
+        self.pres_t = array("d")  # presence belief log: time of each piece of evidence ...
+        self.pres_l = array("f")  # ... and the log-odds after it
+        self.first_miss_s = INF  # first evidence of absence since the last sighting
         self.moving = False  # in a carry: a placement started by carving (ingest.carve), and every observation since carved
 
     # ------------------------------------------------------------------ live state
@@ -115,7 +117,7 @@ class ObjectRecord:
             base = self.states[-1].__dict__ | {"t_s": t_s}
         else:
             base = {"t_s": t_s, "position_w": (0.0, 0.0, 0.0), "extent_m": (0.0, 0.0, 0.0), "label_id": 0,
-                    "placement": 0, "present": True, "gone_since_s": math.nan, "n_obs_offset": 0,
+                    "placement": 0, "present": False, "gone_since_s": math.nan, "n_obs_offset": 0,
                     "first_seen_s": t_s}
         for k in ("position_w", "extent_m"):
             if k in changes:
@@ -131,6 +133,24 @@ class ObjectRecord:
             self.state_t.append(t_s)
         if self.log is not None:
             self.log.on_state(self.index, new, replaced)
+
+    @property
+    def belief(self) -> float:
+        """The presence log-odds now (NaN before any evidence)."""
+        return float(self.pres_l[-1]) if self.pres_l else math.nan
+
+    def set_belief(self, t_s: float, logodds: float) -> None:
+        """Log the belief after this frame's evidence (one entry per frame)."""
+        if self.pres_t and self.pres_t[-1] == t_s:
+            self.pres_l[-1] = logodds
+        else:
+            self.pres_t.append(t_s)
+            self.pres_l.append(logodds)
+
+    def presence_at(self, t_s: float) -> float:
+        """Probability that the object was at its place, as believed at ``t_s`` (0 before any evidence)."""
+        k = bisect_right(self.pres_t, t_s)
+        return 0.0 if k == 0 else 1.0 / (1.0 + math.exp(-float(self.pres_l[k - 1])))
 
     def live_keyframes(self) -> list[KeyframeEntry]:
         return [k for k in self.keyframes if k.removed_s == INF]
@@ -207,11 +227,15 @@ class ObjectRecord:
             "votes_id": np.array(list(self.votes), np.int64),
             "votes_w": np.array(list(self.votes.values()), np.float64),
             "embedding": np.zeros(0, np.float32) if self.embedding is None else self.embedding.astype(np.float32),
+            "pres_t": np.array(self.pres_t, np.float64), "pres_l": np.array(self.pres_l, np.float32),
         }
 
     def restore_columns(self, c: dict[str, np.ndarray]) -> None:
         for name, code, dtype in (("obs_t", "d", np.float64), ("obs_frame", "i", np.int32),
-                                  ("obs_label", "i", np.int32), ("obs_score", "f", np.float32)):
+                                  ("obs_label", "i", np.int32), ("obs_score", "f", np.float32),
+                                  ("pres_t", "d", np.float64), ("pres_l", "f", np.float32)):
+            if name not in c:  # a save from before the presence belief: rebuilt from the states below
+                continue
             col = array(code)
             col.frombytes(np.ascontiguousarray(c[name], dtype=dtype).tobytes())
             setattr(self, name, col)

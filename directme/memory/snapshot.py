@@ -36,12 +36,12 @@ class ObjectNode:
     position_history: tuple[tuple[float, np.ndarray], ...] = ()  # (time the placement was first seen, position)
     keyframes: tuple[KeyframeRef, ...] = ()
     extent_m: Optional[np.ndarray] = None  # axis-aligned size of its points (3,)
-    present: bool = True  # False once its last place was seen again without it
+    present: bool = True  # its presence belief (memory/presence.py) is at least memory.gone.present_p
     gone_since_s: Optional[float] = None
     place_id: Optional[str] = None
     attributes: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"color": "red"}
     obs_times_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # times of its observations <= snapshot t
-    missed_views: int = 0  # frames after its last sighting (<= snapshot t) that should have shown it (memory.gone)
+    presence_p: float = 1.0  # probability that it is at its place, from sightings and views without it
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,10 +15,11 @@ from .config import MemoryConfig
 from .drift import DriftCorrector
 from .ego_log import EgoLog
 from .graph import ObjectTable, build_graph
-from .ingest import apply_match, check_gone, lift_instances, merge, validate
+from .ingest import apply_match, lift_instances, merge, settle_gone, validate
 from .object_store import ObjectStore
 from .persist import MemoryParts, load_memory, save_memory
 from .places import PlaceClusterer
+from .presence import update_seen, views_without
 from .relocalize import with_pose
 from .snapshot import EgoTrack, KeyframeRef, MemorySnapshot
 from .views import LazyObjects, ViewLog
@@ -95,9 +96,14 @@ class SpatialMemory:
                               [objects.nearby(o.centre_w, search) for o in obs],
                               lambda rec: ego.walked_between(rec.obs_frame[-1]))
         assigned = {m.obs.inst.track_id: apply_match(m, fp, frame_pos, objects) for m in matches}
-        seen = {r.index for r in assigned.values()}
         self._merge_duplicates(matches, t)
-        check_gone(fp, seen, objects)
+        seen: dict[int, float] = {}  # surviving record index -> best score of its sightings this frame
+        for m in matches:
+            rec = objects.tracked(m.obs.inst.track_id)
+            if rec is not None and not m.far:
+                seen[rec.index] = max(seen.get(rec.index, 0.0), float(m.obs.inst.score))
+        update_seen(seen, objects, t)
+        settle_gone(views_without(fp, seen, objects), objects, t)
         with self._cache_lock:
             self._cache.clear()
         return {tid: objects.tracked(tid).node_id for tid in assigned}

@@ -15,39 +15,34 @@ from .snapshot import EgoTrack, ObjectNode
 
 @dataclass(frozen=True, eq=False)
 class ViewLog:
-    """The wearer's views up to the snapshot time (poses, scene tags, intrinsics) and the gone settings:
-    counts the views that should have shown an object after it was last seen."""
+    """The wearer's views up to the snapshot time (poses, intrinsics) and the presence settings: when a
+    place was in view (the intervals of change events)."""
 
     ego: EgoTrack
     K: np.ndarray  # (N, 6) fx, fy, cx, cy, width, height per ego frame (zeros: unknown)
     gone: GoneConfig
 
-    def missed_views(self, position_w: np.ndarray, last_seen_s: float) -> int:
-        """Frames after ``last_seen_s`` in which the wearer was in the object's room (its scene tag when last
-        seen) and its centre lay well inside the view: within ``gone.view_half_fov_deg`` of the optical
-        axis and ``gone.margin_px`` inside the real image, at a depth in ``gone.view_range_m``. A few such
-        frames mean it is gone even where memory missed the absence (the empty place only glimpsed)."""
+    def in_view(self, position_w: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """Per ego frame in [start, stop): was ``position_w`` in view - in front of the camera within
+        the detector's range and at least ``gone.margin_px`` inside that frame's image (unknown intrinsics:
+        never)? Occlusion is not known here (the frames' depth is not kept)."""
         ego = self.ego
-        start = int(np.searchsorted(ego.times_s, last_seen_s, side="right"))
-        if start >= len(ego):
-            return 0
-        i_seen = start - 1
-        room = ego.scene_tags[i_seen] if 0 <= i_seen < len(ego.scene_tags) else None
-        T = ego.T_world_cam[start:]
+        T = ego.T_world_cam[start:stop]
         p_cam = np.einsum("nji,nj->ni", T[:, :3, :3], np.asarray(position_w) - T[:, :3, 3])
         z = p_cam[:, 2]
-        K = self.K[start:]
-        known = K[:, 0] > 0
-        margin = float(self.gone.margin_px)
-        half_x = np.where(known, (np.minimum(K[:, 2], K[:, 4] - K[:, 2]) - margin) / np.where(known, K[:, 0], 1), np.inf)
-        half_y = np.where(known, (np.minimum(K[:, 3], K[:, 5] - K[:, 3]) - margin) / np.where(known, K[:, 1], 1), np.inf)
-        tan_x = np.minimum(np.tan(np.deg2rad(self.gone.view_half_fov_deg[0])), half_x)
-        tan_y = np.minimum(np.tan(np.deg2rad(self.gone.view_half_fov_deg[1])), half_y)
-        near, far = self.gone.view_range_m
+        K = self.K[start:stop]
+        near, far = self.gone.detect_range_m
+        m = float(self.gone.margin_px)
         with np.errstate(divide="ignore", invalid="ignore"):
-            inside = (z > near) & (z < far) & (np.abs(p_cam[:, 0] / z) < tan_x) & (np.abs(p_cam[:, 1] / z) < tan_y)
-        same_room = np.array([tag == room for tag in ego.scene_tags[start:]], dtype=bool)
-        return int(np.sum(inside & same_room))
+            u = K[:, 0] * p_cam[:, 0] / z + K[:, 2]
+            v = K[:, 1] * p_cam[:, 1] / z + K[:, 3]
+            return (K[:, 0] > 0) & (z > near) & (z < far) & (u >= m) & (u < K[:, 4] - m) & (v >= m) & (v < K[:, 5] - m)
+
+    def last_view_before(self, position_w: np.ndarray, t_s: float) -> float:
+        """Time of the last ego frame before ``t_s`` that had ``position_w`` in view (-inf: none)."""
+        stop = int(np.searchsorted(self.ego.times_s, t_s, side="left"))
+        hit = np.flatnonzero(self.in_view(position_w, 0, stop))
+        return float(self.ego.times_s[hit[-1]]) if len(hit) else -math.inf
 
 
 def object_node(rec: ObjectRecord, t_s: float, labels: list[str],
@@ -74,7 +69,7 @@ def object_node(rec: ObjectRecord, t_s: float, labels: list[str],
         place_id=place_of(last_frame),
         attributes={"n_placements": len(history), "moved": len(history) > 1},
         obs_times_s=np.asarray(rec.obs_t[: bisect_right(rec.obs_t, t_s)], dtype=np.float64),
-        missed_views=views.missed_views(position_w, last_t),
+        presence_p=rec.presence_at(t_s),
     )
 
 

@@ -1,0 +1,147 @@
+"""Presence as a belief: per object, the log-odds that it is at its place, updated every frame.
+
+Evidence (``memory.gone``, config.py):
+- seen (an instance matched to it): a first sighting starts the belief at the detector's score (or at
+  the prior plus one hit); each later sighting adds ``log(p_detect / p_false)``;
+- in view and not seen: the object's points project inside the image, in the detector's range, and the
+  line of sight reaches them (the scene is not nearer: not occluded). If the scene is clearly farther
+  (free space where the object was: seen through) the view adds ``empty_logodds``; otherwise (something
+  is there, but the detector did not report this object) it adds ``log((1 - p_d) / (1 - p_false))`` with
+  ``p_d`` the expected detection rate: ``p_detect`` scaled by the object's size in pixels and the share
+  of it in view;
+- out of view or occluded: nothing (the object is not observed, which is not evidence of absence).
+
+The belief saturates at ``max_logodds`` / ``min_logodds``. An object is present while its probability is
+at least ``present_p``: the one definition of "gone" used by memory (state rows, the timeline), query and
+answerers. Every belief change is logged with its frame time (ObjectRecord.pres_t/pres_l), so the belief
+as of any past t is read back exactly.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from ..types import Frame, FramePerception
+from .config import GoneConfig, MemoryConfig
+from .object_store import ObjectStore
+from .objects import ObjectRecord
+
+
+def scene_depth_at(pts_w: np.ndarray, f: Frame, margin_px: int, min_z_m: float) -> tuple[np.ndarray, ...]:
+    """World points projected into the frame: (indices of those in front of the camera and at least
+    ``margin_px`` inside the image and ``min_z_m`` in front, their pixel columns and rows, their depth, the scene depth there)."""
+    K, T = f.intrinsics, f.T_world_cam
+    uv, z = K.project((pts_w.astype(np.float64) - T.t) @ T.R)
+    u, v = np.round(uv[:, 0]), np.round(uv[:, 1])  # pixel centres at integer coordinates
+    idx = np.flatnonzero((z > min_z_m) & (u >= margin_px) & (u < K.width - margin_px) & (v >= margin_px)
+                         & (v < K.height - margin_px))
+    ui, vi = u[idx].astype(int), v[idx].astype(int)
+    return idx, ui, vi, z[idx], f.depth_m[vi, ui]
+
+
+def depth_tol(z: np.ndarray, cfg: MemoryConfig) -> np.ndarray:
+    """How much farther than a point the scene must be for the point's place to count as seen through."""
+    return cfg.gone.depth_tol_m + cfg.gone.depth_rel * z
+
+
+def logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
+def sighting(rec: ObjectRecord, score: float, cfg: GoneConfig) -> float:
+    """The belief after one more sighting with detector score ``score``."""
+    hit = math.log(cfg.p_detect / cfg.p_false)
+    s = min(max(float(score), 0.02), 0.98)
+    first = logit(s) if cfg.first_from_score else logit(cfg.prior) + hit
+    l0 = rec.belief
+    # seen now, it is there now: never below what a first sighting says (it may have come back)
+    l0 = first if math.isnan(l0) else max(l0 + hit, first)
+    return min(max(l0, cfg.min_logodds), cfg.max_logodds)
+
+
+def detection_rate(size_px: float, visible: float, depth_m: float, cfg: GoneConfig) -> float:
+    """Expected chance that the detector reports an object of ``size_px`` pixels across with a share
+    ``visible`` of it in view and unoccluded, at ``depth_m`` (0 outside the detector's range)."""
+    near, far = cfg.detect_range_m
+    if not near <= depth_m <= far:
+        return 0.0
+    return cfg.p_detect * min(1.0, size_px / cfg.full_px) * min(1.0, visible)
+
+
+def absence(p_d: float, cfg: GoneConfig) -> float:
+    """Log-odds added by a view that should have shown the object with chance ``p_d`` and did not."""
+    return math.log((1.0 - p_d) / (1.0 - cfg.p_false))
+
+
+def set_presence(rec: ObjectRecord, objs: ObjectStore, t_s: float, logodds: float) -> bool:
+    """Log the belief; update the reported state when presence flips. Returns whether it became gone."""
+    cfg = objs.cfg.gone
+    rec.set_belief(t_s, logodds)
+    objs.live_belief[rec.index] = logodds
+    present = 1.0 / (1.0 + math.exp(-logodds)) >= cfg.present_p
+    if present == rec.state.present:
+        return False
+    if present:
+        rec.set_state(t_s, present=True, gone_since_s=math.nan)
+    else:
+        was = any(s.present for s in rec.states if s.t_s < t_s)  # present before: gone; else never confirmed
+        since = rec.first_miss_s if rec.first_miss_s < math.inf else t_s
+        rec.set_state(t_s, present=False, gone_since_s=since if was else math.nan)
+    objs.sync(rec)
+    return not present
+
+
+def update_seen(seen: Mapping[int, float], objs: ObjectStore, t_s: float) -> None:
+    """Sightings of this frame: record index -> best detector score."""
+    cfg = objs.cfg.gone
+    for i, score in seen.items():
+        rec = objs.survivor(objs.records[i])
+        rec.first_miss_s = math.inf
+        set_presence(rec, objs, t_s, sighting(rec, score, cfg))
+
+
+def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectStore) -> list[ObjectRecord]:
+    """Absence evidence for the unseen objects (present, or gone but not yet certainly) this frame should
+    have shown; returns the
+    objects that became gone in it (the caller decides whether a gone tentative node was a misplaced view)."""
+    cfg, gcfg, f = objs.cfg, objs.cfg.gone, fp.frame
+    n = objs.n_records
+    idx = np.flatnonzero(objs.live_alive[:n] & (objs.live_belief[:n] > gcfg.min_logodds))  # gone ones too: until certain
+    idx = np.asarray([i for i in idx.tolist() if i not in seen and not objs.records[i].pending], dtype=np.int64)
+    if not len(idx):
+        return []
+    K, T = f.intrinsics, f.T_world_cam
+    c_cam = (objs.live_pos[idx] - T.t) @ T.R
+    z_c = np.maximum(c_cam[:, 2], 1e-6)
+    size_px = objs.live_size[idx] * K.fx / z_c
+    u_c, v_c = K.fx * c_cam[:, 0] / z_c + K.cx, K.fy * c_cam[:, 1] / z_c + K.cy
+    in_view = (c_cam[:, 2] > cfg.map.min_cam_depth_m) & (size_px >= gcfg.min_px) & (u_c > -size_px) \
+        & (u_c < K.width + size_px) & (v_c > -size_px) & (v_c < K.height + size_px)
+    became_gone = []
+    for j in np.flatnonzero(in_view).tolist():
+        rec = objs.records[int(idx[j])]
+        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
+        if not len(pts):
+            continue
+        inside, _, _, zi, d = scene_depth_at(pts, f, gcfg.margin_px, cfg.map.min_cam_depth_m)
+        if not len(inside):
+            continue
+        tol = depth_tol(zi, cfg)
+        reach = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # line of sight reaches the point: not occluded
+        visible = reach.sum() / len(pts)
+        if reach.sum() < 3 or visible < gcfg.min_visible:
+            continue
+        if np.mean(d[reach] > zi[reach] + tol[reach]) >= gcfg.min_empty:
+            delta = gcfg.empty_logodds * min(1.0, visible)
+        else:
+            p_d = detection_rate(float(size_px[j]), visible, float(z_c[j]), gcfg)
+            if p_d <= gcfg.p_false:
+                continue
+            delta = absence(p_d, gcfg)
+        rec.first_miss_s = min(rec.first_miss_s, f.t_s)
+        logodds = max(rec.belief + delta, gcfg.min_logodds)
+        if set_presence(rec, objs, f.t_s, logodds):
+            became_gone.append(rec)
+    return became_gone
