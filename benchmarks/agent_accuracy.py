@@ -1,46 +1,79 @@
-"""The agent issue's accuracy targets, measured: simulator episodes through the Agent with oracle
-perception (noise ``none`` and ``realistic``), pooled over seeds, beside the demo's baselines.
+"""The agent's accuracy on simulator episodes through the Agent with oracle perception (noise ``none``
+and ``realistic``), pooled over seeds, per episode length, beside the demo's baselines.
 
-    python benchmarks/agent_accuracy.py [--seeds 0 1 2] [--minutes 3] [--phrasings templates|dev|heldout]
+    python benchmarks/agent_accuracy.py [--seeds 0 1 2 3 4 5] [--minutes 10 [20 60]] [--noise none realistic]
+                                        [--phrasings templates|dev|heldout]
 
-Prints a per-subtask table, then ``overall_realistic=<acc>`` and, last, ``overall_none=<acc>``.
-``--phrasings`` asks the same questions in other words (sim/questions.py): ``dev`` phrasings are for
-development; ``heldout`` phrasings are reserved for this benchmark and only read in aggregate.
+Per episode length: one line per (seed, noise), a per-subtask table, then ``overall_<noise>=<acc>`` (and,
+for the last length, the same lines again without a suffix as the summary), ``peak_rss_mb=`` of this
+process. The default is 10-minute episodes on seeds 0-5. ``--phrasings`` asks the same questions in other
+words (sim/questions.py): ``dev`` phrasings are for development; ``heldout`` phrasings are reserved for this
+benchmark and only read in aggregate. Baselines (current frame, chance) are computed with noise ``none``.
 """
 from __future__ import annotations
 
 import argparse
+import resource
+import sys
+import time
 
 from directme.commands.demo import evaluate_episode, summarise
 from directme.sim import generate_episode
 
+NOISES = ("none", "realistic")
+
+
+def peak_rss_mb() -> float:
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb / 1024.0 if sys.platform != "darwin" else kb / 2 ** 20
+
+
+def run_length(minutes: float, seeds: list[int], noises: list[str], phrasings: str) -> dict:
+    runs: dict[str, list] = {n: [] for n in noises}
+    for seed in seeds:
+        t0 = time.perf_counter()
+        ep = generate_episode(seed=seed, minutes=minutes, phrasings=phrasings)
+        for noise in noises:
+            r = evaluate_episode(ep, noise, seed, baselines=noise == "none")
+            runs[noise].extend(r["questions"])
+            print(f"minutes={minutes:g} seed={seed} noise={noise} phrasings={phrasings} overall={r['overall']:.3f} "
+                  f"questions={r['n_questions']} abstained={sum('abstained' in q['flags'] for q in r['questions'])} "
+                  f"wall_s={time.perf_counter() - t0:.0f}", flush=True)
+    return {n: summarise(q) for n, q in runs.items()}
+
+
+def print_table(minutes: float, res: dict) -> None:
+    first = next(iter(res.values()))
+    base = res["none"].get("baselines_per_subtask") if "none" in res else None
+    head = " ".join(f"{n[:7]:>7s}" for n in res)
+    print(f"--- {minutes:g}-minute episodes")
+    print(f"{'subtask':40s} {'n':>4s} {head}" + (f" {'cur_frm':>7s} {'chance':>7s}" if base else ""))
+    for s in first["per_subtask"]:
+        accs = " ".join(f"{r['per_subtask'].get(s, float('nan')):7.3f}" for r in res.values())
+        extra = f" {base['current_frame'][s]:7.3f} {base['chance'][s]:7.3f}" if base else ""
+        print(f"{s:40s} {first['counts'][s]:4d} {accs}{extra}")
+    if "none" in res:
+        for name, acc in res["none"]["baselines"].items():
+            print(f"baseline_{name}_{minutes:g}min={acc:.3f}")
+    for n, r in res.items():
+        print(f"overall_{n}_{minutes:g}min={r['overall']:.3f}")
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--minutes", type=float, default=3.0)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4, 5])
+    ap.add_argument("--minutes", type=float, nargs="+", default=[10.0], help="episode lengths (default 10)")
+    ap.add_argument("--noise", nargs="+", default=list(NOISES), choices=NOISES)
     ap.add_argument("--phrasings", default="templates", choices=("templates", "dev", "heldout"),
                     help="the words the simulator asks its questions in (default %(default)s)")
     a = ap.parse_args()
-    runs = {"none": [], "realistic": []}
-    for seed in a.seeds:
-        ep = generate_episode(seed=seed, minutes=a.minutes, phrasings=a.phrasings)
-        for noise in runs:
-            r = evaluate_episode(ep, noise, seed, baselines=noise == "none")
-            runs[noise].extend(r["questions"])
-            print(f"seed={seed} noise={noise} phrasings={a.phrasings} overall={r['overall']:.3f} "
-                  f"questions={r['n_questions']} abstained={sum('abstained' in q['flags'] for q in r['questions'])}",
-                  flush=True)
-    res = {n: summarise(q) for n, q in runs.items()}
-    base = res["none"]["baselines_per_subtask"]
-    print(f"{'subtask':40s} {'n':>4s} {'none':>7s} {'realist':>7s} {'cur_frm':>7s} {'random':>7s}")
-    for s, acc in res["none"]["per_subtask"].items():
-        print(f"{s:40s} {res['none']['counts'][s]:4d} {acc:7.3f} {res['realistic']['per_subtask'][s]:7.3f} "
-              f"{base['current_frame'][s]:7.3f} {base['random'][s]:7.3f}")
-    for name, acc in res["none"]["baselines"].items():
-        print(f"baseline_{name}={acc:.3f}")
-    print(f"overall_realistic={res['realistic']['overall']:.3f}")
-    print(f"overall_none={res['none']['overall']:.3f}")
+    res: dict = {}
+    for minutes in a.minutes:
+        res = run_length(minutes, a.seeds, a.noise, a.phrasings)
+        print_table(minutes, res)
+        print(f"peak_rss_mb={peak_rss_mb():.0f}", flush=True)
+    for n in reversed(list(res)):  # the last length, unsuffixed (realistic first, none last)
+        print(f"overall_{n}={res[n]['overall']:.3f}")
 
 
 if __name__ == "__main__":

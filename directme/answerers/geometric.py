@@ -432,7 +432,7 @@ class GeometricAnswerer:
         if not tag:
             return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
         return Prediction(PredictionKind.PLACES, f"The {node.label} was in the {tag}." if before else
-                          f"The {node.label} is in the {tag}.", places={canonical(tag): 1.0})
+                          f"The {node.label} is in the {tag}.", places=_room_scores(ctx, node, idx, tag))
 
     # ------------------------------------------------------------------ option scoring
     def score_options(self, pred: Prediction, opts: Sequence[OptionMeaning],
@@ -513,6 +513,17 @@ class GeometricAnswerer:
 def _share(votes: dict[str, float], place: str) -> float:
     total = sum(votes.values())
     return float(sum(w for t, w in votes.items() if canonical(t) == canonical(place)) / total) if total > 0 else 0.0
+
+
+def _room_scores(ctx: QueryContext, node: ObjectNode, placement: int, best: str) -> dict[str, float]:
+    """The chosen room first (1.0), then the other rooms memory has evidence for, by their share of the
+    evidence (below 1): when the best room is not among the options (a doorway seen from the corridor),
+    the next one answers."""
+    votes = place_votes(ctx.snapshot, node, placement)
+    total = sum(votes.values()) or 1.0
+    scores = {canonical(tag): 0.5 * w / total for tag, w in votes.items()}
+    scores[canonical(best)] = 1.0
+    return scores
 
 
 def _vote_share(node: ObjectNode, label: str) -> float:

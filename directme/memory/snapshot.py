@@ -5,11 +5,12 @@ Everything in a ``MemorySnapshot`` is derived only from observations with timest
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..geometry import Pose
+from ..types import TextEnum
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,32 @@ class EgoTrack:
         return None if i < 0 else Pose(self.T_world_cam[i])
 
 
+class EventKind(TextEnum):
+    """What changed."""
+
+    APPEARED = "appeared"
+    MOVED = "moved"
+    REMOVED = "removed"
+    RETURNED = "returned"
+
+
+@dataclass(frozen=True)
+class ChangeEvent:
+    """One change of one object, in the world frame (metres, seconds)."""
+
+    kind: EventKind
+    node_id: str
+    label: str
+    after_s: float  # the change happened after this time (-inf: unknown) ...
+    before_s: float  # ... and by this time (the first observation that shows it)
+    known_s: float  # when memory concluded it (<= the snapshot time)
+    position_from_w: Optional[tuple[float, float, float]]  # where it was (None for an appearance)
+    position_to_w: Optional[tuple[float, float, float]]  # where it is after (None for a removal)
+    confidence: float  # presence probability after an appearance / return, its complement after a removal;
+    # for a move, the share of the new placement's sightings among those since the move began
+    evidence: str  # the observations it rests on, in words
+
+
 @dataclass(frozen=True, eq=False)
 class MemorySnapshot:
     """The memory as of ``t_s``: objects, places, the ego track and the scene graph."""
@@ -87,6 +114,7 @@ class MemorySnapshot:
     ego: EgoTrack
     graph: Any  # networkx.Graph with node kinds "object" / "place" / "ego"
     up_world: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    changes: Sequence[ChangeEvent] = ()  # change events known at t_s, in the order they happened (memory/events.py)
 
     @property
     def current_pose(self) -> Optional[Pose]:

@@ -14,6 +14,7 @@ from .association import Match, co_observed, match_frame
 from .config import MemoryConfig
 from .drift import DriftCorrector
 from .ego_log import EgoLog
+from .events import LazyChanges
 from .graph import ObjectTable, build_graph
 from .ingest import apply_match, lift_instances, merge, settle_gone, validate
 from .object_store import ObjectStore
@@ -172,7 +173,9 @@ class SpatialMemory:
         graph = build_graph(table, places, ego, self.places.place_of_frame(n - 1), self.cfg.places.edge_distance_m,
                             wanted)
         up = self.up_world if self.up_world is not None else np.array([0.0, 0.0, 1.0])
-        snap = MemorySnapshot(t_s, objects, places, ego, graph, up.copy())
+        labels = self.objects.labels
+        changes = LazyChanges(recs, t_s, lambda rec: labels[rec.state_at(t_s).label_id], views.last_view_before)
+        snap = MemorySnapshot(t_s, objects, places, ego, graph, up.copy(), changes)
         self._cache[key] = snap
         return snap
 

@@ -103,5 +103,7 @@ def snapshot_facts(snap) -> dict:
     edges = sorted((min(a, b), max(a, b), d.get("kind"), round(d.get("distance_m", 0.0), 9))
                    for a, b, d in g.edges(data=True))
     ego = (snap.ego.times_s.tolist(), snap.ego.T_world_cam.tolist(), snap.ego.scene_tags, snap.ego.frame_indices)
+    changes = [(e.kind.value, e.node_id, e.label, e.after_s, e.before_s, e.known_s, e.position_from_w,
+                e.position_to_w, round(e.confidence, 9), e.evidence) for e in snap.changes]
     return {"t": snap.t_s, "objects": objects, "places": places, "nodes": sorted(g.nodes), "edges": edges,
-            "ego": ego, "up": tuple(snap.up_world)}
+            "ego": ego, "up": tuple(snap.up_world), "changes": changes}

@@ -1,0 +1,65 @@
+"""Change events (memory/events.py) and answers right after a put-down, on hand-built box scenes."""
+import math
+
+import numpy as np
+
+from directme import Agent
+from directme.config import AgentConfig
+from directme.geometry import Intrinsics
+from directme.memory import MemoryConfig, SpatialMemory
+from directme.memory.snapshot import EventKind
+from directme.memory.testing import Box, look_at, perceive
+
+K = Intrinsics.from_fov(160, 120, 70.0)
+MUG = Box(1, "mug", (0.0, 0.0, 0.05), (0.12, 0.12, 0.12))
+BOOK = Box(2, "book", (0.6, 0.3, 0.03), (0.2, 0.3, 0.06))
+MOVED = Box(1, "mug", (0.5, -0.6, 0.05), (0.12, 0.12, 0.12))
+EYE = look_at((2.5, 0.0, 1.5), (0.3, 0.0, 0.0))
+
+
+def _stream(mem):
+    for k in range(5):
+        mem.update(perceive([MUG, BOOK], EYE, K, float(k), k))
+    for k in range(5, 12):  # the mug put down elsewhere at t=5, the book taken away
+        mem.update(perceive([MOVED], EYE, K, float(k), k))
+
+
+def test_moves_and_removals_are_events_with_intervals_known_causally():
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    _stream(mem)
+    snap = mem.as_of(11.0)
+    mug = next(o for o in snap.objects.values() if o.label == "mug")
+    book = next(o for o in snap.objects.values() if o.label == "book")
+    (moved,) = [e for e in snap.changes if e.kind == EventKind.MOVED]
+    assert moved.node_id == mug.node_id and (moved.after_s, moved.before_s) == (4.0, 5.0)
+    assert moved.known_s <= 6.0  # two sightings at the new place confirm it (association.move_confirm)
+    assert np.linalg.norm(np.asarray(moved.position_from_w) - MUG.centre_w) < 0.05
+    assert np.linalg.norm(np.asarray(moved.position_to_w) - MOVED.centre_w) < 0.05
+    (removed,) = [e for e in snap.changes if e.kind == EventKind.REMOVED]
+    assert removed.node_id == book.node_id and removed.after_s == 4.0 and removed.before_s == 5.0
+    assert removed.position_to_w is None and removed.confidence > 0.9
+    appeared = {e.node_id: e for e in snap.changes if e.kind == EventKind.APPEARED}
+    assert appeared[mug.node_id].before_s == 0.0 and math.isinf(appeared[mug.node_id].after_s)
+    early = mem.as_of(4.5).changes  # nothing had changed yet
+    assert {e.kind for e in early} == {EventKind.APPEARED}
+    assert [e for e in mem.as_of(11.0).changes] == list(snap.changes)
+
+
+def test_reach_and_direction_two_seconds_after_a_put_down_use_the_new_place():
+    """The default config (moves confirmed by two sightings) with 1 frame/s: asked at put-down + 2 s."""
+    agent = Agent(AgentConfig.from_dict({"memory": {"up_world": [0.0, 0.0, 1.0]}}))
+    near_new = look_at((0.9, -0.9, 1.5), (0.5, -0.6, 0.0))  # beside the new place, 2.3 m from the old one
+    far_eye = look_at((2.5, 0.0, 1.5), (0.3, 0.0, 0.0))
+    for k in range(5):
+        agent.observe_perception(perceive([MUG, BOOK], far_eye, K, float(k), k))
+    for k in range(5, 8):  # put down at t=5 next to where the wearer now stands
+        agent.observe_perception(perceive([MOVED, BOOK], near_new, K, float(k), k))
+    ans = agent.ask("Can I reach the mug?", t=7.0, options=["Yes.", "No."])
+    assert ans.letter == "A", ans.text
+    node = next(o for o in agent.memory.as_of(7.0).objects.values() if o.label == "mug")
+    assert np.linalg.norm(node.position_w - MOVED.centre_w) < 0.05
+    old = Agent(AgentConfig.from_dict({"memory": {"up_world": [0.0, 0.0, 1.0]}}))  # asked before the put-down
+    for k in range(5):
+        old.observe_perception(perceive([MUG, BOOK], far_eye, K, float(k), k))
+    old.observe_perception(perceive([BOOK], near_new, K, 5.0, 5))
+    assert old.ask("Can I reach the mug?", t=5.0, options=["Yes.", "No."]).letter == "B"
