@@ -47,10 +47,11 @@ def print_table(minutes: float, res: dict) -> None:
     base = res["none"].get("baselines_per_subtask") if "none" in res else None
     head = " ".join(f"{n[:7]:>7s}" for n in res)
     print(f"--- {minutes:g}-minute episodes")
-    print(f"{'subtask':40s} {'n':>4s} {head}" + (f" {'cur_frm':>7s} {'chance':>7s}" if base else ""))
+    names = list(base or {})
+    print(f"{'subtask':40s} {'n':>4s} {head}" + "".join(f" {b[:7]:>7s}" for b in names))
     for s in first["per_subtask"]:
         accs = " ".join(f"{r['per_subtask'].get(s, float('nan')):7.3f}" for r in res.values())
-        extra = f" {base['current_frame'][s]:7.3f} {base['chance'][s]:7.3f}" if base else ""
+        extra = "".join(f" {base[b][s]:7.3f}" for b in names)
         print(f"{s:40s} {first['counts'][s]:4d} {accs}{extra}")
     if "none" in res:
         for name, acc in res["none"]["baselines"].items():

@@ -74,7 +74,18 @@ class Agent:
 
             opts = dict(self.config.answerer.options)
             self._answerer = build_answerer(self.config.answerer.name, opts)
+            if _random_parts(self._answerer):
+                log.warning("the answerer %r has random weights: every answer is meaningless (flagged "
+                            "'random_weights')", self.config.answerer.name)
         return self._answerer
+
+    @property
+    def random_weights(self) -> tuple[str, ...]:
+        """The components running with random weights (``weights: random`` in the config, or a built backend
+        saying so, such as the tiny test MLLMs): every answer then carries ``Flag.RANDOM_WEIGHTS``. The config
+        counts even before (or without) building: a loaded memory was made by the perception it names."""
+        parts = _configured_random(self.config) + _random_parts(self._perception) + _random_parts(self._answerer)
+        return tuple(dict.fromkeys(parts))
 
     @exclusive
     def reset(self) -> None:
@@ -159,9 +170,14 @@ class Agent:
                                     f"t={latest:.3f} s (questions about the future are not answerable)")
         if self._first_t is None or t < self._first_t:
             flag = Flag.EMPTY_MEMORY if self._first_t is None else Flag.BEFORE_FIRST_FRAME
-            return self._no_memory_answer(question, t, opts, flag)
-        snapshot = self.memory.as_of(t)
-        return self._answer(question, opts, snapshot)
+            answer = self._no_memory_answer(question, t, opts, flag)
+        else:
+            answer = self._answer(question, opts, self.memory.as_of(t))
+        if self.random_weights and Flag.RANDOM_WEIGHTS not in answer.flags:
+            from dataclasses import replace
+
+            answer = replace(answer, flags=answer.flags + (Flag.RANDOM_WEIGHTS,))
+        return answer
 
     def _answer(self, question: str, opts: tuple[str, ...], snapshot: MemorySnapshot) -> Answer:
         from .query.context import build_context
@@ -183,8 +199,8 @@ class Agent:
         scores = {c: 1.0 / len(opts) for c in letters} if opts else None
         where = "nothing has been observed yet" if flag == Flag.EMPTY_MEMORY else \
             f"t={t:.1f} s is before the first frame (t={self._first_t:.1f} s)"
-        return Answer(question=question, t_s=t, text=f"I cannot tell: {where}.", letter=letters[0] if opts else None,
-                      confidence=0.0, option_scores=scores, answerer="agent", flags=(flag, Flag.NO_EVIDENCE))
+        return Answer(question=question, t_s=t, text=f"I cannot tell: {where}.", letter=None, confidence=0.0,
+                      option_scores=scores, answerer="agent", flags=(flag, Flag.NO_EVIDENCE, Flag.ABSTAINED))
 
     # ------------------------------------------------------------------ persistence
     @exclusive
@@ -221,6 +237,26 @@ class Agent:
         agent.memory = memory
         agent._first_t, agent._last_t, agent._last_input_t = times
         return agent
+
+
+def _configured_random(config: AgentConfig) -> tuple[str, ...]:
+    """The perception stages that ``config`` builds with random weights (none for given / oracle input)."""
+    from .perception.pipeline import STAGES, has_random_weights, resolve_config
+
+    try:
+        stages = resolve_config(config.perception)
+    except InvalidInputError:  # not a model pipeline ("given", "oracle", ...)
+        return ()
+    return tuple(s.value for s in STAGES if has_random_weights(stages.get(s)))
+
+
+def _random_parts(component: Any) -> tuple[str, ...]:
+    """What of ``component`` (a perception, an answerer, or a wrapper of either) has random weights: its
+    ``random_weights``, those of what it wraps (``inner``: the run command's tap, ``mllm``: the policy)."""
+    if component is None:
+        return ()
+    own = tuple(getattr(component, "random_weights", ()) or ())
+    return own + _random_parts(getattr(component, "inner", None)) + _random_parts(getattr(component, "mllm", None))
 
 
 def _jsonable(obj: Any) -> Any:

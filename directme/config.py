@@ -151,6 +151,7 @@ def _check_names(cfg: AgentConfig) -> None:
     """The answerer and the perception backend exist, and a model pipeline's options have its shape: a
     misspelt name fails when the config is loaded, not at the first frame or question."""
     from .answerers.registry import available_answerers
+    from .perception.factory import STANDALONE
     from .perception.pipeline import resolve_config
 
     if cfg.answerer.name not in available_answerers():
@@ -163,7 +164,7 @@ def _check_names(cfg: AgentConfig) -> None:
             build(cfg.answerer.options)
         except InvalidInputError as exc:
             raise InvalidInputError(f"answerer.options: {exc}") from None
-    if cfg.perception.backend not in ("given", "oracle"):
+    if cfg.perception.backend not in STANDALONE:
         try:
             resolve_config(cfg.perception)
         except InvalidInputError as exc:
@@ -171,18 +172,11 @@ def _check_names(cfg: AgentConfig) -> None:
 
 
 def oracle_config(noise: str = "none", seed: int = 0, base: Union[None, str, Path, Mapping[str, Any]] = None) -> AgentConfig:
-    """The Agent config for replaying a simulator episode with oracle perception (demo, eval sim).
-
-    With exact perception (``noise="none"``) one sighting at a new place confirms a move, so the
-    memory's two-frame move confirmation is set to 1 unless ``base`` sets it."""
+    """The Agent config for replaying a simulator episode with oracle perception (demo, eval sim): ``base``
+    (a file, a mapping or None for the defaults) with the perception replaced by the oracle."""
     if isinstance(base, (str, Path)):
         d = AgentConfig.from_file(base).to_dict(secrets=True)
     else:
         d = {k: dict(v) for k, v in (base or {}).items()}
-    if noise == "none":
-        memory = dict(d.get("memory") or {})
-        if "move_confirm" not in memory:  # a flat key of the older format wins as it did
-            memory["association"] = {"move_confirm": 1, **(memory.get("association") or {})}
-        d["memory"] = memory
     d["perception"] = {"backend": "oracle", "noise": noise, "seed": seed}
     return AgentConfig.from_dict(d)

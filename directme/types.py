@@ -40,7 +40,8 @@ class Flag(TextEnum):
     NO_PROBS = "no_probs"  # the MLLM backend gave no probabilities: confidence is nominal
     BACKEND_ERROR = "backend_error"  # server down, too slow or malformed reply: no answer, confidence 0
     MLLM_FAILED = "mllm_failed"  # the policy's MLLM failed: the geometric answer stands
-    ABSTAINED = "abstained"  # no answer (letter None): the parse is too unsure, or the question needs an MLLM
+    ABSTAINED = "abstained"  # no answer (letter None): unsure parse, a question for an MLLM, or no evidence
+    RANDOM_WEIGHTS = "random_weights"  # a perception or answerer model runs with random weights: meaningless
 
 
 @dataclass(frozen=True)

@@ -1,41 +1,33 @@
-"""Shared plumbing of the benchmark example scripts: command-line options and one call that
-evaluates directme on a folder of videos plus an annotation file, writing per-video
-predictions (OUT/predictions/*.json) and a metrics table (OUT/metrics.md, OUT/metrics.json)."""
+"""Shared plumbing of the benchmark example scripts: each is `directme eval BENCHMARK` with the
+benchmark fixed, using the command's own options, parser and run (`directme eval --help` lists them:
+--videos, --annotations, --out, --config, --workers, --ray, --video-timeout, --check, --blank-frames,
+--judge-url, ...). Per-video predictions go to OUT/predictions/*.json, the metrics to OUT/metrics.md
+and OUT/metrics.json."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, Optional
+import sys
+from typing import Optional, Sequence
 
-from directme.bench import get_benchmark
-from directme.bench.judge import JudgeSpec
-from directme.bench.models import ModelSpec, require_depth_backend
-from directme.bench.parallel import EvalJob, run_evaluation
-from directme.bench.runner import VideoFrames
+from directme.cli import configure_logging
+from directme.commands import eval as eval_command
+from directme.errors import DirectmeError
 
 
-def parser(description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description)
-    p.add_argument("--videos", required=True, help="folder with the benchmark's videos (or one video file)")
-    p.add_argument("--annotations", required=True, help="the benchmark's annotation file (or folder)")
-    p.add_argument("--out", required=True, help="results folder (a rerun resumes here)")
-    p.add_argument("--config", default=None,
-                   help="agent config YAML/JSON; plain videos need a depth model, e.g. "
-                        "examples/configs/perception-da3-gdino-sam2.yaml")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (each video in a child process)")
-    p.add_argument("--ray", default=None, help='Ray address ("local", "auto" or host:port)')
-    p.add_argument("--fps", type=float, default=1.0, help="frames per second streamed to the agent")
-    p.add_argument("--model", default="agent", help='"agent", or "scripted" (a fixed-answer baseline for smoke tests)')
+def parser(benchmark: str, description: str) -> argparse.ArgumentParser:
+    """`directme eval`'s parser with ``benchmark`` fixed and this script's description."""
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    eval_command.add_arguments(p, benchmark=benchmark)
+    p.add_argument("-v", "--verbose", action="store_true", help="show the INFO logs of directme and model packages")
     return p
 
 
-def evaluate(benchmark: str, args: argparse.Namespace, judge: Optional[JudgeSpec] = None, **load_opts: Any) -> dict:
-    module = get_benchmark(benchmark)
-    episodes = module.load(args.annotations, **load_opts)
-    model = ModelSpec(args.model, config=args.config)
-    require_depth_backend(model, "plain videos")
-    job = EvalJob(benchmark=benchmark, model=model, frames=VideoFrames(args.videos, args.fps or None),
-                  fps=args.fps or None, opts={"judge_spec": judge} if judge else {})
-    summary = run_evaluation(job, episodes, args.out, workers=args.workers, ray_address=args.ray)
-    with open(f"{args.out}/metrics.md", encoding="utf-8") as f:
-        print(f.read())
-    return summary
+def main(benchmark: str, description: str, argv: Optional[Sequence[str]] = None) -> int:
+    """Parse ``argv`` and run `directme eval` on ``benchmark``; exit code as the command's (2: bad input)."""
+    args = parser(benchmark, description).parse_args(argv)
+    configure_logging(args.verbose)
+    try:
+        return int(eval_command.run(args) or 0)
+    except DirectmeError as exc:
+        print(f"{benchmark}: error: {exc}", file=sys.stderr)
+        return 2

@@ -4,7 +4,7 @@ EgoSAT's own runner can use directme instead through ADAPTER_PY=directme/bench/e
 
     python examples/eval_egosat.py --videos EgoSAT/clips --annotations EgoSAT/effective/ms_pred --out runs/egosat
 """
-from bench_common import evaluate, parser
+from bench_common import main
 
 if __name__ == "__main__":
-    evaluate("egosat", parser(__doc__).parse_args())
+    raise SystemExit(main("egosat", __doc__))

@@ -2,7 +2,7 @@
 
     python examples/eval_ucsbench.py --videos UCS/videos --annotations UCS/qa.json --out runs/ucs --workers 4
 """
-from bench_common import evaluate, parser
+from bench_common import main
 
 if __name__ == "__main__":
-    evaluate("ucsbench", parser(__doc__).parse_args())
+    raise SystemExit(main("ucsbench", __doc__))

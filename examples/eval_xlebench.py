@@ -3,7 +3,7 @@ counting and summary ordering from memory (schema in directme/bench/xlebench.py)
 
     python examples/eval_xlebench.py --videos XLe/logs --annotations XLe/queries.json --out runs/xle --fps 0.5
 """
-from bench_common import evaluate, parser
+from bench_common import main
 
 if __name__ == "__main__":
-    evaluate("xlebench", parser(__doc__).parse_args())
+    raise SystemExit(main("xlebench", __doc__))

@@ -22,7 +22,10 @@ def short_run():
 def test_demo_record_has_the_documented_fields(short_run):
     r = short_run
     assert 0.0 <= r["overall"] <= 1.0 and r["n_questions"] == len(r["questions"]) > 0
-    assert set(r["baselines"]) == {"current_frame", "random"}
+    assert set(r["baselines"]) == {"current_frame", "chance"}
+    # chance is the expected accuracy of a uniform guess (mean of 1/options), not one random draw
+    expected = np.mean([1 / len(q["options"]) for q in r["questions"]])
+    assert r["baselines"]["chance"] == pytest.approx(expected) and 0.0 < r["baselines"]["chance"] < 1.0
     assert set(r["per_subtask"]) == {q["subtask"] for q in r["questions"]}
     q = r["questions"][0]
     assert {"time_s", "subtask", "options", "chosen", "correct"} <= set(q)

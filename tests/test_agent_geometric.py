@@ -164,3 +164,17 @@ def _ask_untagged(question, options=()):
 def test_count_with_no_object_in_memory_is_flagged():
     a = _ask_untagged("How many chairs are there?")
     assert a.text == "0 chairs." and a.confidence <= 0.2 and "no_evidence" in a.flags
+
+
+@pytest.mark.parametrize("tag", ["unknown", ""])
+def test_an_untagged_place_is_said_to_be_unknown(tag):
+    snap = snapshot(10.0, [], walk([(0, 1, 0, 0, tag), (10, 3, 0, 0, tag)]))
+    for question in ("Where am I?", "Which room am I in now?"):
+        a = GeometricAnswerer().answer(build_context(question, [], snap, Vocabulary(), None))
+        assert "the unknown" not in a.text and "not known" in a.text and "no_places" in a.flags, a.text
+
+
+def test_no_evidence_abstains_instead_of_a_silent_first_letter():
+    a = ask("Where is the giraffe?", DIRS)
+    assert a.letter is None and {"no_evidence", "abstained"} <= set(a.flags)
+    assert list(a.option_scores.values()) == pytest.approx([1 / len(DIRS)] * len(DIRS))  # uniform, still sums to 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,31 @@ def test_egosat_adapter_contract(tmp_path):
     p = first["diagnostics"]["prompt_and_encoding_debug"]["cand_conf_probe"]["p_cond"]
     assert p == {"A": 0.6, "B": 0.2, "C": 0.1, "D": 0.1}
     assert [s["idx"] for s in data["samples"]] == [0, 1, 2]
+
+
+def test_eval_progress_eta_and_summary_table(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["eval", "ucsbench", "--annotations", str(ART / "ucsbench_questions.jsonl"), "--blank-frames",
+                 "--model", "scripted", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    lines = [ln for ln in printed.err.splitlines() if ln.startswith("[")]
+    assert lines[0].startswith("[1/2] v1 ok") and "items 3/4, ETA 0:00:" in lines[0]  # not a terminal: lines
+    assert lines[1].startswith("[2/2] v2 ok") and lines[1].endswith("items 4/4")
+    table = printed.out.split("ucsbench: 2/2 videos finished in ", 1)[1]
+    assert "(0 failed, 0 from earlier runs; executor processes)" in table
+    assert re.search(r"^overall +0\.2500 \(1/4\)$", table, re.M) and table.rstrip().endswith(f"out={out}")
+
+
+def test_eval_video_timeout_fails_only_the_stuck_videos(tmp_path, capsys):
+    """`--model signal:pause` builds no model: it blocks for ever; --video-timeout stops each worker."""
+    out = tmp_path / "run"
+    rc = main(["eval", "ucsbench", "--annotations", str(ART / "ucsbench_questions.jsonl"), "--blank-frames",
+               "--model", "signal:pause", "--video-timeout", "2", "--workers", "2", "--out", str(out)])
+    assert rc == 1
+    errors = sorted((out / "errors").glob("*.json"))
+    assert [p.stem for p in errors] == ["v1", "v2"]
+    assert all("timed out after 2 s" in json.loads(p.read_text())["error"] for p in errors)
+    printed = capsys.readouterr().out
+    assert re.search(r"^v1 +timed out after 2 s \(the per-video timeout\)", printed, re.M), printed
+    with pytest.raises(SystemExit):
+        main(["eval", "ucsbench", "--annotations", "x", "--video-timeout", "0"])

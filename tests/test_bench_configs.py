@@ -4,6 +4,7 @@ depth backend stop before the first video with an error naming the perception co
 from __future__ import annotations
 
 import importlib
+import json
 import inspect
 import re
 from pathlib import Path
@@ -87,9 +88,12 @@ def test_eval_on_videos_without_depth_backend_stops_before_the_first_video(tmp_p
     err = capsys.readouterr().err
     assert rc == 2 and f"--config {PERCEPTION_EXAMPLE}" in err and "plain videos carry no depth" in err
     assert not (out / "predictions").exists()
+    # black frames carry an empty depth map and a pose: the default agent dry-runs the protocol on them
     rc = main(["eval", "ucsbench", "--annotations", str(ART / "ucsbench_questions.jsonl"), "--blank-frames",
-               "--out", str(out)])
-    assert rc == 2 and "--model scripted" in capsys.readouterr().err
+               "--in-process", "--out", str(out / "blank")])
+    assert rc == 0, capsys.readouterr().err
+    preds = json.loads(next((out / "blank" / "predictions").glob("*.json")).read_text())
+    assert preds and "no_evidence" in json.dumps(preds)
 
 
 def _documented_configs(page: str, command: str) -> list[str]:

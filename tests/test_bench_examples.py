@@ -1,57 +1,47 @@
-"""The example scripts on a folder of (tiny, synthetic) videos plus annotations."""
+"""examples/bench_common.py is `directme eval` with the benchmark fixed: the same options (--check and
+--blank-frames included), the same parser and run, nothing re-implemented."""
 from __future__ import annotations
 
+import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+from directme.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 ART = ROOT / "tests" / "artifacts" / "bench"
 
 
-def _write_video(path: Path, seconds: int, fps: int = 4) -> None:
-    av = pytest.importorskip("av")
-    with av.open(str(path), "w") as c:
-        s = c.add_stream("mpeg4", rate=fps)
-        s.width, s.height, s.pix_fmt = 64, 48, "yuv420p"
-        for i in range(seconds * fps):
-            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), (7 * i) % 255, np.uint8), format="rgb24")
-            for packet in s.encode(frame):
-                c.mux(packet)
-        for packet in s.encode():
-            c.mux(packet)
+@pytest.fixture(scope="module")
+def bench_common():
+    spec = importlib.util.spec_from_file_location("bench_common", ROOT / "examples" / "bench_common.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def test_ucsbench_example_on_video_folder(tmp_path):
-    videos = tmp_path / "videos"
-    videos.mkdir()
-    _write_video(videos / "v1.mp4", 9)
-    _write_video(videos / "v2.mp4", 4)
-    out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "eval_ucsbench.py"), "--videos", str(videos),
-                           "--annotations", str(ART / "ucsbench_questions.jsonl"), "--out", str(out),
-                           "--model", "scripted"], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    v1 = json.loads((out / "predictions" / "v1.json").read_text())
-    assert v1["status"] == "ok" and v1["frames_observed"] == 9 and len(v1["records"]) == 3
-    assert "| overall |" in proc.stdout and (out / "metrics.md").is_file()
+def _options(parser) -> set[str]:
+    return {o for a in parser._actions for o in a.option_strings}
 
 
-def test_video_file_or_folder_resolution(tmp_path):
-    from directme.bench.annotations import BenchEpisode
-    from directme.bench.runner import VideoFrames
-    from directme.errors import InvalidInputError
+def test_examples_take_exactly_the_cli_options(bench_common):
+    cli = build_parser()._subparsers._group_actions[0].choices["eval"]
+    assert _options(bench_common.parser("ucsbench", "doc")) == _options(cli)
+    assert {"--check", "--blank-frames", "--video-timeout", "--judge-url"} <= _options(cli)
+    for script in sorted((ROOT / "examples").glob("eval_*.py")):
+        text = script.read_text(encoding="utf-8")
+        assert "add_argument" not in text or script.name == "eval_sim.py", f"{script.name} re-implements options"
 
-    nested = tmp_path / "a" / "b"
-    nested.mkdir(parents=True)
-    _write_video(nested / "clip7.mp4", 2)
-    ep = BenchEpisode(episode_id="e", video="clip7", items=())
-    assert VideoFrames(str(tmp_path)).resolve(ep) == nested / "clip7.mp4"  # by name, anywhere below
-    assert VideoFrames(str(nested / "clip7.mp4")).resolve(BenchEpisode("x", "other", ())) == nested / "clip7.mp4"
-    assert [f.t_s for f in VideoFrames(str(tmp_path), fps=1.0)(ep)] == [0.0, 1.0]
-    with pytest.raises(InvalidInputError, match="not found"):
-        VideoFrames(str(tmp_path)).resolve(BenchEpisode("y", "missing", ()))
+
+def test_example_check_and_blank_frames(bench_common, tmp_path, capsys):
+    assert bench_common.main("ucsbench", "doc", ["--annotations", str(ART / "ucsbench_questions.jsonl"),
+                                                 "--check"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "items=4"
+    out = tmp_path / "run"
+    assert bench_common.main("ucsbench", "doc", ["--annotations", str(ART / "ucsbench_questions.jsonl"),
+                                                 "--blank-frames", "--model", "scripted", "--out", str(out)]) == 0
+    assert json.loads((out / "metrics.json").read_text())["finished"] == 2
+    assert capsys.readouterr().out.rstrip().endswith(f"out={out}")
+    assert bench_common.main("ucsbench", "doc", ["--annotations", str(tmp_path / "missing.json"), "--check"]) == 2

@@ -67,3 +67,19 @@ def test_phostream_scored_by_judge_in_worker(server, tmp_path):
                   opts={"judge_spec": JudgeSpec(base_url=server, model="judge-model")})
     result = evaluate_episode(job, ep)
     assert result["status"] == "ok" and result["records"][0]["score"] == 80.0
+
+
+def test_judge_calls_are_bounded_by_its_timeout():
+    import socket
+    import time
+
+    from directme.errors import BackendError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens
+    judge = build_judge(JudgeSpec(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout_s=1.0))
+    t0 = time.monotonic()
+    with pytest.raises(BackendError, match="cannot connect"):
+        judge.score("q?", "the reference", "an answer")
+    assert time.monotonic() - t0 < 2.0  # one deadline per call, retries included

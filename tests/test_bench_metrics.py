@@ -80,3 +80,14 @@ def test_text_helpers():
     assert M.token_overlap_correct("to get the phone charger", "I went to get my charger")
     assert not M.token_overlap_correct("to get the phone charger", "no idea")
     assert M.pairwise_order_accuracy(["B", "A", "C"], ["A", "B", "C"]) == pytest.approx(2 / 3)
+
+
+def test_empty_group_values_give_no_nameless_rows():
+    from directme.bench.parallel import metrics_markdown
+
+    recs = [{"correct": True, "category": "", "qtype": "A"}, {"correct": False, "qtype": ""}]
+    t = M.accuracy_table(recs, ("category", "qtype"))
+    assert "per_category" not in t  # no record has a category: no table
+    assert set(t["per_qtype"]) == {"A", M.NO_VALUE} and t["per_qtype"][M.NO_VALUE]["total"] == 1
+    md = metrics_markdown({"benchmark": "x", "finished": 1, "episodes": 1, "failed": [], "metrics": t})
+    assert "per_category." not in md and "| per_qtype. |" not in md and f"per_qtype.{M.NO_VALUE}" in md

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -117,6 +118,33 @@ def test_worker_process_death_loses_only_that_video(tmp_path, workers, how, why)
     seen.clear()
     again = run_evaluation(job, eps, tmp_path, workers=workers, progress=lambda d, n, r: seen.append(r["episode_id"]))
     assert seen == ["v9_crash"] and again["skipped"] == 2 and again["failed"] == ["v9_crash"]
+
+
+@dataclass(frozen=True)
+class _HangOn:
+    """Frames that never come (a stuck decoder, a hung model) on one episode."""
+
+    episode_id: str
+
+    def __call__(self, episode):
+        if episode.episode_id == self.episode_id:
+            time.sleep(600)
+        return BlankFrames(fps=1.0)(episode)
+
+
+def test_per_video_timeout_stops_only_that_video(tmp_path):
+    """``video_timeout_s``: the worker stuck on one video is stopped and replaced; that video is an error
+    record (retried on the next run), the others finish, and the run ends soon after the timeout."""
+    v1, v2 = _episodes()
+    eps = [v1, replace(v1, episode_id="v9_hang"), v2]
+    job = replace(_job(), frames=_HangOn("v9_hang"))
+    t0 = time.monotonic()
+    out = run_evaluation(job, eps, tmp_path, workers=2, progress=None, video_timeout_s=6.0)
+    assert time.monotonic() - t0 < 60  # not the 600 s the video would hang
+    assert out["failed"] == ["v9_hang"] and out["finished"] == 2
+    (err,) = ResultStore(tmp_path).errors()
+    assert err["episode_id"] == "v9_hang" and "timed out after 6 s" in err["error"]
+    assert out["metrics"]["overall"]["total"] == 4 and out["metrics"]["overall"]["accuracy"] == 1.0
 
 
 @pytest.mark.slow

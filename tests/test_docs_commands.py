@@ -62,7 +62,8 @@ def test_marker_convention_is_parsed():
 def test_getting_started_has_tested_commands():
     text = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
     assert marked_blocks(text)
-    assert [n for n, _ in marked_blocks(text, with_needs=True)] == ["../shared/data/sevenscenes-redkitchen"]
+    assert [n for n, _ in marked_blocks(text, with_needs=True)] == ["../shared/data/sevenscenes-redkitchen",
+                                                                    "../shared/data/aria/adt"]
     assert "path/to/" not in text
 
 

@@ -1,11 +1,13 @@
-"""The OpenAI-compatible answerer's network calls are bounded: a server trickling one byte a second, a
-100 MB reply and a refused connection each end within timeout_s + 1 s as a "backend_error" answer whose
-text names the cause; retries are bounded; broken log-probabilities never raise.
+"""The OpenAI-compatible answerer's network calls are bounded by one deadline per question (timeout_s, all
+attempts and backoff included): a server trickling one byte a second, a 100 MB reply and a refused connection
+each end within timeout_s + 1 s as a "backend_error" answer whose text names the cause; retries happen only while
+time remains; broken log-probabilities never raise.
 
 Every server here is a raw TCP server on 127.0.0.1 started by the test (daemon threads, closed after)."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -144,11 +146,36 @@ def test_trickling_server_ends_within_the_deadline(serve, what):
     assert ans.raw_output and "no reply within" in ans.raw_output
 
 
-def test_retries_are_bounded_too(serve):
+def test_retries_share_the_one_deadline(serve):
     srv = serve(trickle(_reply_bytes()))
     ans, took = _answer_timed({"base_url": srv.url, "retries": 1})
-    assert took < 2 * TIMEOUT_S + 0.05 + 1.0, took  # (retries + 1) x timeout_s + backoff
-    assert ans.flags == (Flag.BACKEND_ERROR,) and "after 2 attempts" in ans.text
+    assert took < TIMEOUT_S + 1.0, took  # the first attempt used all of timeout_s: no second one
+    assert ans.flags == (Flag.BACKEND_ERROR,) and "after 1 attempt:" in ans.text and "all attempts" in ans.text
+    overloaded = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy"
+    srv = serve(lambda conn, stop: conn.sendall(overloaded))
+    ans, took = _answer_timed({"base_url": srv.url, "retries": 10, "backoff_s": 0.4})
+    assert took < TIMEOUT_S + 1.0, took  # backoff 0.4, 0.8, (1.6: past the deadline, not slept)
+    assert re.search(r"after [23] attempts: (HTTP 503: busy|no reply within)", ans.text), ans.text  # 3 unless slow
+
+
+def test_each_failure_ends_within_timeout_s_with_default_retries(serve):
+    """Issue 18: a trickling server, a 100 MB reply and a refused connection each end within timeout_s + 1 s
+    as a backend_error, with the default retries (2) and backoff; the wall times are printed (pytest -s)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    cases = {"trickling": (serve(trickle(_reply_bytes())).url, "no reply within"),
+             "100 MB reply": (serve(huge(100 << 20, announce=False)).url, "max_reply_bytes"),
+             "refused": (closed, "cannot connect")}
+    for what, (url, cause) in cases.items():
+        a = build({"model": "m", "timeout_s": TIMEOUT_S, "base_url": url})
+        assert a.config.retries == 2 and a.config.max_reply_bytes == 4 << 20
+        t0 = time.monotonic()
+        ans = a.answer(_ctx())
+        took = time.monotonic() - t0
+        print(f"{what}: {took:.2f} s (timeout_s={TIMEOUT_S:g})")
+        assert took <= TIMEOUT_S + 1.0, (what, took)
+        assert ans.flags == (Flag.BACKEND_ERROR,) and cause in ans.text, (what, ans.text)
 
 
 @pytest.mark.parametrize("announce", [True, False], ids=["content-length", "until-close"])

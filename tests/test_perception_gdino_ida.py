@@ -118,13 +118,13 @@ def test_missing_checkpoint_and_bert_name_what_to_fetch(tmp_path: Path, monkeypa
         monkeypatch.setenv(var, str(tmp_path))
     monkeypatch.setattr(weights, "_hf_cached", lambda repo, filename: None)
     monkeypatch.setattr(weights, "hf_snapshot_dir", lambda repo: None)
-    with pytest.raises(MissingWeightsError, match="groundingdino_swint_ogc.pth.*huggingface-cli download "
+    with pytest.raises(MissingWeightsError, match="groundingdino_swint_ogc.pth.*hf download "
                                                   "ShilongLiu/GroundingDINO groundingdino_swint_ogc.pth"):
         GroundingDinoIdaDetector(weights=str(tmp_path / "nowhere"))
     with pytest.raises(MissingWeightsError, match="groundingdino_swinb_cogcoor.pth"):
         GroundingDinoIdaDetector(model="base")
     (tmp_path / "groundingdino_swint_ogc.pth").write_bytes(b"x")  # checkpoint found: now the text encoder
-    with pytest.raises(MissingWeightsError, match="bert-base-uncased.*never downloaded.*huggingface-cli download "
+    with pytest.raises(MissingWeightsError, match="bert-base-uncased.*never downloaded.*hf download "
                                                   "google-bert/bert-base-uncased"):
         GroundingDinoIdaDetector(bert=str(tmp_path / "no-bert"))
     assert "groundingdino_swint_ogc.pth" in describe_weights() and "bert-base-uncased: not found" in describe_weights()

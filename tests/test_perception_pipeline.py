@@ -101,7 +101,7 @@ def test_box_tracker_and_label_votes() -> None:
 def test_weights_missing_names_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DIRECTME_WEIGHTS_DIR", str(tmp_path))
     spec = WeightSpec("sam2.1_hiera_tiny.pt", "facebook/sam2.1-hiera-tiny")
-    with pytest.raises(MissingWeightsError, match="sam2.1_hiera_tiny.pt.*huggingface-cli download"):
+    with pytest.raises(MissingWeightsError, match="sam2.1_hiera_tiny.pt.*hf download"):
         find_weights(spec, tmp_path / "nowhere")
     (tmp_path / "sam2.1_hiera_tiny.pt").write_bytes(b"x")
     assert find_weights(spec) == tmp_path / "sam2.1_hiera_tiny.pt"

@@ -180,3 +180,16 @@ def test_real_data_estimates() -> None:
     for fps in (None, 20.0):
         reader = open_reader(vrs, fps=fps, out_size=64)
         assert reader.estimated_frames() == len(list(reader))
+
+
+def test_seven_scenes_rate_is_assumed_aloud_or_given(tmp_path: Path, caplog) -> None:
+    _seven_scenes(tmp_path, 3)
+    with caplog.at_level("WARNING", logger="directme.readers.rgbd"):
+        assumed = SevenScenesReader(tmp_path, fps=None)
+    assert "no timestamps" in caplog.text and "30 Hz" in caplog.text and assumed.source_fps == 30.0
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="directme.readers.rgbd"):
+        given = open_reader(tmp_path, fps=None, source_fps=15.0)
+    assert "no timestamps" not in caplog.text and [f.t_s for f in given] == [0.0, 1 / 15, 2 / 15]
+    with pytest.raises(InvalidInputError, match="source_fps must be > 0"):
+        SevenScenesReader(tmp_path, source_fps=0.0)

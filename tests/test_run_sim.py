@@ -42,15 +42,15 @@ def test_every_episode_question_is_answered_and_scored(episode_run, capsys):
 
 
 def test_recording_objects_are_ground_truth_objects(episode_run):
-    from directme.viz.rerun_log import read_rrd_column, read_rrd_entities
+    from directme.viz.rerun_log import read_rrd_entities, read_rrd_objects
 
     ep, out = episode_run
     ents = read_rrd_entities(out / "run.rrd")
-    for e in ("/world/camera/image/instances", "/world/camera/image/detections", "/world/objects",
+    for e in ("/world/camera/image/instances", "/world/camera/image/detections", "/world", "/world/ego",
               "/world/places", "/world/graph/edges", "/world/question/subgraph", "/question/answer"):
         assert e in ents, e
-    (t, labels), (_, positions) = (read_rrd_column(out / "run.rrd", "/world/objects", c)[-1]
-                                   for c in ("Points3D:labels", "Points3D:positions"))
+    t = ep.frames_gt[-1].t_s  # the objects as last logged: the memory at the end of the stream
+    labels, positions = zip(*read_rrd_objects(out / "run.rrd").values())  # one entity per object
     assert len(labels) > 3
     for label, pos in zip(labels, positions):
         if label.endswith("(gone)"):
@@ -65,11 +65,11 @@ def test_recording_objects_are_ground_truth_objects(episode_run):
 def test_report_shows_trajectory_and_objects_where_they_are(episode_run):
     from PIL import Image
 
-    from directme.viz.common import class_color
-    from directme.viz.report import load_views
+    from directme.viz.report import load_palette, load_views
 
     ep, out = episode_run
     view = [v for v in load_views(out / "report") if "_map_" in v.path.name][-1]
+    class_color = load_palette(out / "report").color
     t = float(view.path.name.split("_t")[1].rstrip("s.png"))
     img = np.asarray(Image.open(view.path).convert("RGB")).astype(int)
 

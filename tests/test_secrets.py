@@ -48,12 +48,12 @@ class Stub:
                 self.wfile.write(data)
 
             def do_GET(self):
-                stub.seen.append((self.path, dict(self.headers)))
+                stub.seen.append((self.path, self.headers))  # case-insensitive, as HTTP headers are
                 self._reply({"data": [{"id": "stub"}]})
 
             def do_POST(self):
                 self.rfile.read(int(self.headers["Content-Length"]))
-                stub.seen.append((self.path, dict(self.headers)))
+                stub.seen.append((self.path, self.headers))  # case-insensitive, as HTTP headers are
                 self._reply({"choices": [{"message": {"role": "assistant", "content": "B"}}]})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

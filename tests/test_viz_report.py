@@ -49,10 +49,11 @@ def _pixel(img: np.ndarray, px: np.ndarray) -> np.ndarray:
 def test_topdown_png_draws_objects_trajectory_and_answer_where_they_are(tmp_path):
     from PIL import Image
 
-    from directme.viz.common import class_color
+    from directme.viz.palette import ClassPalette
     from directme.viz.report import render_topdown
 
     snap = make_snapshot()
+    class_color = ClassPalette.of(o.label for o in snap.objects.values()).color
     view = render_topdown(snap, tmp_path / "q.png", answer=make_answer())
     img = np.asarray(Image.open(view.path).convert("RGB"))
     assert img.shape[0] == view.height_px
@@ -135,8 +136,10 @@ def _with_edges(snap: MemorySnapshot) -> MemorySnapshot:
 def test_only_short_graph_edges_are_drawn_and_light(tmp_path):
     from PIL import Image
 
-    from directme.viz.report import MAX_EDGE_M, render_topdown
+    from directme.viz.report import render_topdown
+    from directme.viz.style import DEFAULT_STYLE
 
+    MAX_EDGE_M = DEFAULT_STYLE.max_edge_m
     snap = _with_edges(make_snapshot())
     view = render_topdown(snap, tmp_path / "edges.png")
     img = np.asarray(Image.open(view.path).convert("RGB")).astype(int)

@@ -75,6 +75,19 @@ def _known_place(tag: Optional[str]) -> Optional[str]:
     return tag if tag and tag.strip().lower() not in _NO_ROOM else None
 
 
+def _open_side_deg(ctx: QueryContext, R: np.ndarray, p_ref: np.ndarray, t: float,
+                   radius_m: float = 3.0) -> Optional[float]:
+    """Azimuth (ego-aligned axes ``R``) from the reference to where the wearer stood within ``radius_m`` of it
+    up to ``t``: the open side a piece of furniture faces, so "opposite" lies that way (None: never near it)."""
+    ego = ctx.snapshot.ego
+    pos = ego.T_world_cam[ego.times_s <= t][:, :3, 3].astype(np.float64)
+    d = (pos - p_ref) @ R.T
+    d = d[np.hypot(d[:, 0], d[:, 1]) <= radius_m]
+    if not len(d):
+        return None
+    return azimuth_deg(d.mean(axis=0))
+
+
 def _angle_diff(a: float, b: float) -> float:
     return abs((a - b + 180.0) % 360.0 - 180.0)
 
@@ -127,6 +140,10 @@ class GeometricAnswerer:
         if prim in (Primitive.OBJECT_TRAJECTORY, Primitive.OBJECT_LOCATION) or (
                 kinds == {OptionKind.PLACE} and intent.targets and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
             return self._object_room(ctx)  # uses the placement history, not the event time
+        if prim == Primitive.MY_TRAJECTORY and intent.walked:  # "how far have I walked (since ...)"
+            path = ctx.facts.metric_path
+            return Prediction(PredictionKind.DISTANCE, path.describe(), metres=path.walked_m) if path else \
+                _none("no camera pose in memory")
         if prim == Primitive.MY_TRAJECTORY and not place_runs(ctx.snapshot):  # no scene tags: from the poses alone
             return self._metric_path(ctx)
         if not ctx.facts.time.ok:
@@ -354,10 +371,14 @@ class GeometricAnswerer:
         if frame is None or not refs or any(r is None for r in refs):
             return _none("the reference object is not in memory")
         rel = intent.relation or "near"
-        if rel == "opposite" or (rel == "between" and len(refs) < 2):
-            return _none(f"'{rel}' needs what memory does not keep (the reference's orientation or a second object)")
+        if rel == "between" and len(refs) < 2:
+            return _none(f"'{rel}' needs a second object")
         R = frame.T_world_ego.R.T  # world -> ego-aligned axes (x forward, y left, z up)
         p_ref = [np.asarray(position_at(r, t), dtype=np.float64) for r in refs]
+        az_open = _open_side_deg(ctx, R, p_ref[0], t) if rel == "opposite" else None
+        if rel == "opposite" and az_open is None:
+            return _none("'opposite' needs the wearer to have walked near the reference (its open side)")
+        ref_room = _known_place(object_place(ctx.snapshot, refs[0])) if rel == "opposite" else None
         half = float(np.max(np.asarray(refs[0].extent_m)[:2]) / 2) if refs[0].extent_m is not None else 0.3
         found: dict[str, tuple[float, ObjectNode]] = {}
         for n in ctx.snapshot.objects.values():
@@ -380,6 +401,10 @@ class GeometricAnswerer:
                 ok, score = ground <= max(0.35, half + 0.1) and up and abs(d[2]) <= 1.5, ground + abs(d[2])
             elif rel in ("in", "at"):
                 ok, score = ground <= max(0.3, half) and abs(d[2]) <= 0.6, ground
+            elif rel == "opposite":  # across the room: beyond the open floor in front of the reference
+                off = _angle_diff(az, az_open)
+                room = _known_place(object_place(ctx.snapshot, n)) if ref_room else None
+                ok, score = ground >= max(1.5, 2 * half) and off <= 35.0 and room in (None, ref_room), off
             else:  # near, next to, beside, by, around, against
                 ok, score = ground <= self.near_m, ground
             if ok and (n.label not in found or score < found[n.label][0]):

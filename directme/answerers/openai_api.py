@@ -1,28 +1,24 @@
 """MLLM answerer talking to any OpenAI-compatible chat-completions server (vLLM, SGLang,
-`transformers serve`, hosted APIs) over httpx.
+`transformers serve`, hosted APIs) through the ``openai`` package.
 
 Keyframes travel inline as base64 data URLs. Base URL, model and key come from the config or
 the environment (DIRECTME_OPENAI_BASE_URL, DIRECTME_OPENAI_MODEL, and the variable named by
 ``api_key_env``, OPENAI_API_KEY by default). When the server returns ``top_logprobs`` the option
 probabilities come from them; servers that reject the logprobs fields are asked again without them.
 
-Every call is bounded (docs/faq.md, Network calls): ``timeout_s`` is a hard deadline for one HTTP
-request, connecting and the whole reply included (the reply is read in a worker thread while the
-caller waits at most that long, so a server trickling one byte a second cannot hold a question);
-a reply larger than ``max_reply_bytes`` is refused; connection errors, timeouts, 429 and 5xx are
-retried ``retries`` times with exponential backoff (``backoff_s``, doubling, at most 8 s). A question
-thus waits at most (retries + 1) x timeout_s plus the backoff per request it sends (one, or two when
-a server rejects logprobs, plus one to list the models when ``model`` is not set). Any failure (down,
-too slow, too large, garbage) is a BackendError, turned into an answer flagged "backend_error" with the
-cause in its text and raw_output unless ``on_error: raise``.
+Every question is bounded (docs/faq.md, Network calls): ``timeout_s`` is one deadline for the whole
+question - connecting, every reply read whole, every attempt and the backoff between them, and the
+model listing when ``model`` is not set - so a trickling server, a huge reply or a refused connection
+ends within ``timeout_s`` (the httpx client given to ``openai`` cuts every socket operation to the time
+left, see ``_bounded_http.py``). A reply larger than ``max_reply_bytes`` is refused. Connection errors,
+timeouts, 429 and 5xx are retried up to ``retries`` times with exponential backoff (``backoff_s``,
+doubling, at most 8 s) while time remains before the deadline; the ``openai`` client's own retries are
+off. Any failure (down, too slow, too large, garbage) is a BackendError, turned into an answer flagged
+"backend_error" with the cause in its text and raw_output unless ``on_error: raise``.
 
 Secrets: the API key is sent, never shown: the answerer's name, error messages and logs show the
 base URL with its credentials redacted (directme/redact.py), and a saved config holds ``<redacted>``
 in place of a literal ``api_key`` (the key then comes from ``api_key_env`` again).
-
-The ``openai`` package is not used: its ``timeout`` is httpx's per-operation timeout (a read timeout
-restarts with every chunk received, so it is no total deadline) and it reads a reply whole, with no
-size limit; a deadline and a size limit would have to be wrapped around it all the same.
 """
 from __future__ import annotations
 
@@ -33,7 +29,6 @@ import logging
 import math
 import os
 import re
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
@@ -62,7 +57,7 @@ class OpenAIConfig:
     after that means "the first model the server lists" (vLLM serves one). The key is best given by
     the name of the variable holding it (``api_key_env``); a literal ``api_key`` works at run time but
     is written nowhere (saved as ``<redacted>``, which means "take it from ``api_key_env``").
-    ``timeout_s``: hard deadline of one HTTP request, connecting and the whole reply included."""
+    ``timeout_s``: one deadline per question, connecting, whole replies, every attempt and backoff included."""
 
     base_url: str = ""
     model: str = ""
@@ -175,10 +170,6 @@ def _message_text(data: Any) -> tuple[str, Mapping[str, Any]]:
     return content, choice
 
 
-class _Retry(Exception):
-    """A failure worth another attempt (connection refused or dropped, deadline passed)."""
-
-
 class OpenAIAnswerer:
     """Answers by calling ``{base_url}/chat/completions``; one request per question, sent
     ``concurrency`` at a time by ``answer_batch``. Safe to share between threads."""
@@ -194,118 +185,98 @@ class OpenAIAnswerer:
         api_key = given or os.environ.get(config.api_key_env, "")
         self._secrets = tuple(x for x in (api_key, *_url_credentials(self.base_url)) if x)
         self.name = f"openai:{self.model or self.shown_url}"
-        httpx = require("httpx", "vlm")
-        for name in ("httpx", "httpcore"):  # httpx logs each request's URL (INFO): credentials and all
+        self._openai = require("openai", "vlm")
+        from ._bounded_http import Deadline, ReplyTooLarge, bounded_client
+
+        for name in ("httpx", "httpcore", "openai"):  # httpx logs each request's URL (INFO): credentials and all
             redact_logger(name)
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(config.timeout_s, connect=min(config.connect_timeout_s, config.timeout_s)),
-            headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
+        self._deadline, self._too_large = Deadline(), ReplyTooLarge
+        http = bounded_client(self._deadline, config.max_reply_bytes, config.timeout_s, config.connect_timeout_s)
+        url, query = _split_query(self.base_url)  # openai appends paths to base_url: its query goes apart
+        try:
+            self._client = self._openai.OpenAI(
+                base_url=url, default_query=query or None, max_retries=0, timeout=http.timeout, http_client=http,
+                api_key=api_key or "none")  # openai insists on a key: without one, no Authorization is sent
+            self._client_error = ""
+        except Exception as exc:  # noqa: BLE001 - an odd base_url: reported on the first question
+            self._client, self._client_error = None, self._scrub(f"bad base_url ({type(exc).__name__}: {exc})")
+            http.close()
+        self._no_auth = {} if api_key else {"extra_headers": {"Authorization": self._openai.Omit()}}
         self._send_logprobs = config.logprobs
 
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
 
     def _scrub(self, text: str) -> str:
         """``text`` with this answerer's key and URL credentials (and any other credentials) redacted."""
         return redact_text(text, self._secrets)
 
     def _request(self, method: str, path: str, body: Optional[dict] = None) -> Any:
-        """One call with retries on connection errors, timeouts, 429 and 5xx; returns parsed JSON.
-        Each attempt ends within ``timeout_s`` (see the module docstring); every failure is a BackendError
-        whose message names the redacted URL and the cause."""
+        """One call (``GET /models`` or ``POST /chat/completions``), retried on connection errors, timeouts,
+        429 and 5xx while the question's deadline allows; returns parsed JSON. Every failure is a
+        BackendError whose message names the redacted URL and the cause."""
         cfg = self.config
         shown = f"{self.shown_url}{path}"
         if self._url_redacted:
             raise BackendError(f"base_url {self.shown_url} had its credentials redacted when the config was saved: "
                                "give the real URL again (answerer option base_url or DIRECTME_OPENAI_BASE_URL)")
-        url = f"{self.base_url}{path}"
-        last = ""
-        for attempt in range(cfg.retries + 1):
-            if attempt:
-                time.sleep(min(cfg.backoff_s * 2 ** (attempt - 1), MAX_BACKOFF_S))
+        if self._client is None:
+            raise BackendError(f"{method} {shown} failed: {self._client_error}; it should look like "
+                               "http://host:8000/v1")
+        attempts = 0
+        while True:
+            attempts += 1
             try:
-                status, data = self._attempt(method, url, body)
-            except _Retry as exc:
-                last = self._scrub(str(exc))
-                continue
-            except BackendError as exc:
-                raise BackendError(f"{method} {shown} failed: {self._scrub(str(exc))}") from None
+                raw = self._client.models.with_raw_response.list(**self._no_auth) if path == "/models" else \
+                    self._client.chat.completions.with_raw_response.create(**body, **self._no_auth)
+            except Exception as exc:  # noqa: BLE001 - every failure is classified below
+                retry, last = self._cause(exc)
+                if not retry:
+                    raise BackendError(f"{method} {shown} failed: {last}") from None
+            else:
+                data = raw.http_response.content
+                try:
+                    return json.loads(data)
+                except (ValueError, RecursionError) as exc:
+                    raise BackendError(f"malformed reply from {shown}: not JSON: "
+                                       f"{self._scrub(_snippet(data, 200))!r}") from exc
+            pause = min(cfg.backoff_s * 2 ** (attempts - 1), MAX_BACKOFF_S)
+            left = self._deadline.left()
+            if attempts > cfg.retries or left is None or left <= pause:
+                raise BackendError(f"{method} {shown} failed after {attempts} attempt{'s' * (attempts > 1)}: {last}")
+            time.sleep(pause)
+
+    def _cause(self, exc: BaseException) -> tuple[bool, str]:
+        """(worth another attempt, the cause in words, redacted) of a failed call."""
+        httpx, openai = require("httpx", "vlm"), self._openai
+        chain, e = [], exc
+        while e is not None and len(chain) < 16:
+            chain.append(e)
+            e = e.__cause__ or e.__context__
+
+        def find(*types: type) -> Any:
+            return next((x for x in chain if isinstance(x, types)), None)
+
+        if (x := find(self._too_large)) is not None:
+            return False, str(x)  # the same server would send the same reply
+        if isinstance(exc, openai.APIStatusError):
+            status, data = exc.status_code, exc.response.content
             if status == 429 or status >= 500:
-                last = f"HTTP {status}: {self._scrub(_snippet(data, 200))}"
-                continue
-            if status >= 400:
-                hint = " (check base_url: it usually ends in /v1)" if status == 404 else ""
-                raise BackendError(f"{method} {shown} failed: HTTP {status}{hint}: {self._scrub(_snippet(data, 300))}")
-            try:
-                return json.loads(data)
-            except (ValueError, RecursionError) as exc:
-                raise BackendError(f"malformed reply from {shown}: not JSON: {self._scrub(_snippet(data, 200))!r}") \
-                    from exc
-        raise BackendError(f"{method} {shown} failed after {cfg.retries + 1} attempts: {last}")
-
-    def _attempt(self, method: str, url: str, body: Optional[dict]) -> tuple[int, bytes]:
-        """(status, reply bytes) of one HTTP request, within ``timeout_s`` whatever the server does: the
-        request runs in a daemon thread and is abandoned at the deadline (that thread then ends by itself,
-        within ``timeout_s`` more: its socket timeouts and its own deadline check)."""
-        deadline = time.monotonic() + self.config.timeout_s
-        box: dict[str, Any] = {}
-        done = threading.Event()
-
-        def work() -> None:
-            try:
-                box["ok"] = self._fetch(method, url, body, deadline, box)
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-                box["error"] = exc
-            finally:
-                done.set()
-
-        threading.Thread(target=work, name="directme-openai-request", daemon=True).start()
-        if not done.wait(max(0.0, deadline - time.monotonic())):
-            raise _Retry(f"no reply within {self.config.timeout_s:g} s (timeout_s: connecting and the whole "
-                         f"reply; {box.get('received', 0)} bytes had come)")
-        if "error" in box:
-            raise box["error"]
-        return box["ok"]
-
-    def _fetch(self, method: str, url: str, body: Optional[dict], deadline: float,
-               progress: dict) -> tuple[int, bytes]:
-        """The request itself (in the worker thread): streamed, stopped at the deadline or the size limit;
-        ``progress['received']`` counts the bytes read so far."""
-        httpx = require("httpx", "vlm")
-        cfg = self.config
-        limit = cfg.max_reply_bytes
-        left = max(deadline - time.monotonic(), 1e-3)
-        timeout = httpx.Timeout(left, connect=min(cfg.connect_timeout_s, left))
-        too_big = f"reply larger than max_reply_bytes={limit} bytes; refused (raise the option if it is genuine)"
-        try:
-            with self._client.stream(method, url, json=body, timeout=timeout) as r:
-                declared = r.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > limit:
-                    raise BackendError(f"{too_big}: the server announced {int(declared)} bytes")
-                buf = bytearray()
-                for chunk in r.iter_bytes():
-                    buf += chunk
-                    progress["received"] = len(buf)
-                    if len(buf) > limit:
-                        raise BackendError(too_big)
-                    if time.monotonic() > deadline:
-                        raise _Retry(f"no reply within {cfg.timeout_s:g} s (timeout_s: connecting and the whole "
-                                     f"reply; {len(buf)} bytes had come)")
-                return r.status_code, bytes(buf)
-        except (BackendError, _Retry):
-            raise
-        except httpx.TimeoutException as exc:
-            raise _Retry(f"no reply within {cfg.timeout_s:g} s ({type(exc).__name__})") from None
-        except httpx.UnsupportedProtocol as exc:
-            raise BackendError(f"bad base_url ({exc}); it should look like http://host:8000/v1") from None
-        except httpx.ConnectError as exc:
-            raise _Retry(f"cannot connect ({exc}); is the server running?") from None
-        except httpx.TransportError as exc:
-            raise _Retry(f"connection failed ({type(exc).__name__}: {exc})") from None
-        except httpx.HTTPError as exc:  # InvalidURL, a redirect loop, a bad content encoding...
-            raise BackendError(f"{type(exc).__name__}: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - an odd URL, a body that is not JSON-able, a closed client
-            raise BackendError(f"request failed ({type(exc).__name__}: {exc})") from None
+                return True, f"HTTP {status}: {self._scrub(_snippet(data, 200))}"
+            hint = " (check base_url: it usually ends in /v1)" if status == 404 else ""
+            return False, f"HTTP {status}{hint}: {self._scrub(_snippet(data, 300))}"
+        if find(httpx.TimeoutException, openai.APITimeoutError) is not None:
+            return True, (f"no reply within {self.config.timeout_s:g} s (timeout_s: connecting and the whole reply, "
+                          f"all attempts included; {self._deadline.received} bytes had come)")
+        if (x := find(httpx.UnsupportedProtocol)) is not None:
+            return False, self._scrub(f"bad base_url ({x}); it should look like http://host:8000/v1")
+        if (x := find(httpx.ConnectError)) is not None:
+            return True, self._scrub(f"cannot connect ({x}); is the server running?")
+        if (x := find(httpx.TransportError)) is not None:
+            return True, self._scrub(f"connection failed ({type(x).__name__}: {x})")
+        x = find(httpx.HTTPError) or exc  # InvalidURL, a bad content encoding, a body that is not JSON-able...
+        return False, self._scrub(f"request failed ({type(x).__name__}: {x})")
 
     def _model_name(self) -> str:
         if not self.model:
@@ -319,7 +290,12 @@ class OpenAIAnswerer:
         return self.model
 
     def complete(self, prompt: Prompt) -> tuple[str, Optional[dict[str, float]]]:
-        """Raw reply text and per-letter log-probabilities (None when the server gives none)."""
+        """Raw reply text and per-letter log-probabilities (None when the server gives none), within
+        ``timeout_s`` from now: every request this needs, its attempts and backoff included."""
+        with self._deadline.running(self.config.timeout_s):
+            return self._complete(prompt)
+
+    def _complete(self, prompt: Prompt) -> tuple[str, Optional[dict[str, float]]]:
         cfg = self.config
         body: dict[str, Any] = {"model": self._model_name(),
                                 "messages": chat_messages(prompt, cfg.max_image_side, cfg.image_format),
@@ -374,6 +350,17 @@ class OpenAIAnswerer:
 
 def _snippet(data: bytes, n: int) -> str:
     return data[: 4 * n].decode("utf-8", errors="replace")[:n]
+
+
+def _split_query(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its query string, and that query's parameters."""
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, {}
+    return urlunsplit(parts._replace(query="")), dict(parse_qsl(parts.query, keep_blank_values=True))
 
 
 def _url_credentials(url: str) -> tuple[str, ...]:

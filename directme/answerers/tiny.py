@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Union
 
 from .._lazy import require
-from .transformers_vl import ensure_vision_imports
+from .transformers_vl import RANDOM_WEIGHTS_MARKER, ensure_vision_imports
 
 FAMILIES = ("qwen2_5_vl", "qwen3_vl")
 
@@ -112,4 +112,5 @@ def build_tiny_vl(family: str, out_dir: Union[str, Path], seed: int = 0) -> Path
     model.generation_config.pad_token_id = tok.pad_token_id
     model.save_pretrained(out)
     build_processor(family, tok).save_pretrained(out)
+    (out / RANDOM_WEIGHTS_MARKER).write_text("random weights: answers are meaningless\n", encoding="utf-8")
     return out

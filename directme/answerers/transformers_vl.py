@@ -8,12 +8,14 @@ token variants ("B", " B") and renormalised over the options.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from .._compat.device import check_device, resolve_device
 from .._lazy import require
 from ..errors import BackendError, InvalidInputError, MissingWeightsError
 from ..types import OPTION_LETTERS
@@ -57,7 +59,12 @@ class TransformersVLConfig:
             raise InvalidInputError("transformers answerer: batch_size and max_new_tokens must be >= 1, "
                                     f"max_image_side >= 28 (got {self.batch_size}, {self.max_new_tokens}, "
                                     f"{self.max_image_side})")
+        check_device(self.device, "transformers answerer option 'device'")
 
+
+
+# a file in a checkpoint folder whose weights are random (answerers/tiny.py writes it): answers get Flag.RANDOM_WEIGHTS
+RANDOM_WEIGHTS_MARKER = "directme-random-weights.txt"
 
 
 def _looks_like_path(model: str) -> bool:
@@ -88,8 +95,7 @@ def resolve_model_dir(model: str, cache_dir: Optional[str] = None, revision: Opt
 
 
 def _pick_device_dtype(torch, device: str, dtype: str):
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = resolve_device(device, "transformers answerer option 'device'")
     if dtype == "auto":
         return device, (torch.bfloat16 if device.startswith("cuda") else torch.float32)
     if not hasattr(torch, dtype):
@@ -111,6 +117,8 @@ class TransformersVLAnswerer:
         self.config = config
         self.model_dir = resolve_model_dir(config.model, config.cache_dir, config.revision)
         self.name = f"transformers:{Path(config.model).name or config.model}"
+        # components with random weights (the Agent flags every answer); see RANDOM_WEIGHTS_MARKER
+        self.random_weights = ("answerer",) if (Path(self.model_dir) / RANDOM_WEIGHTS_MARKER).is_file() else ()
         self._model = None
         self._processor = None
         self._letter_ids: dict[str, list[int]] = {}
@@ -124,6 +132,7 @@ class TransformersVLAnswerer:
     def _load(self) -> "TransformersVLAnswerer":
         if self._model is not None:
             return self
+        t0 = time.perf_counter()
         ensure_vision_imports()
         torch = require("torch", "vlm")
         transformers = require("transformers", "vlm")
@@ -142,6 +151,9 @@ class TransformersVLAnswerer:
             ids = {tok.encode(v, add_special_tokens=False)[0] for v in (L, " " + L)
                    if len(tok.encode(v, add_special_tokens=False)) == 1}
             self._letter_ids[L] = sorted(ids)
+        logging.getLogger("directme.loading").info(
+            "loading answerer: %s on %s%s ... %.1f s", self.name, device,
+            " (random weights)" if self.random_weights else "", time.perf_counter() - t0)
         return self
 
     @property

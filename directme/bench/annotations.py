@@ -219,17 +219,6 @@ class Record(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True, frozen=True, populate_by_name=True)
 
 
-def require_keys(record: Any, keys: Sequence[str], source: str, where: str) -> Mapping[str, Any]:
-    """Check ``record`` is an object holding ``keys``; name the missing ones otherwise."""
-    if not isinstance(record, Mapping):
-        raise record_error(source, where, f"expected a JSON object, got {type(record).__name__}")
-    missing = [k for k in keys if k not in record]
-    if missing:
-        raise record_error(source, where, f"missing field(s) {', '.join(repr(k) for k in missing)}",
-                           f"present: {', '.join(sorted(map(str, record))) or 'none'}")
-    return record
-
-
 def iter_files(path: str | Path, suffixes: Sequence[str] = (".json", ".jsonl")) -> Iterator[Path]:
     """The file itself, or every annotation file under a folder (sorted, recursive)."""
     p = Path(path)

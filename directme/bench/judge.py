@@ -1,8 +1,9 @@
 """LLM judge for open-ended answers (PhoStream's 0-5 scale; also used for UCS-Bench
 open-ended items, TeleEgo open-ended items and X-LeBench summaries when configured).
 
-The judge talks to an OpenAI-compatible server through directme.answerers.openai_api,
-imported only when a judge is configured.
+The judge talks to an OpenAI-compatible server through directme.answerers.openai_api (the
+``openai`` package; ``timeout_s`` is one deadline per judge call, retries included), imported only
+when a judge is configured.
 """
 from __future__ import annotations
 
@@ -75,13 +76,11 @@ def build_judge(spec: Optional[JudgeSpec]) -> Optional[LLMJudge]:
 
 
 def _completion_fn(openai_api: Any, spec: JudgeSpec) -> Callable[[str], str]:
-    """``complete(prompt)`` through the project's OpenAI-compatible client (retries, timeouts)."""
-    import os
-
+    """``complete(prompt)`` through the project's OpenAI-compatible client (bounded: see its module)."""
     from ..answerers.prompts import Prompt
 
     client = openai_api.OpenAIAnswerer(openai_api.OpenAIConfig(
-        base_url=spec.base_url, model=spec.model, api_key=os.environ.get(spec.api_key_env, ""),
+        base_url=spec.base_url, model=spec.model, api_key_env=spec.api_key_env,
         timeout_s=spec.timeout_s, max_tokens=32, temperature=0.0, logprobs=False, on_error="raise"))
     system = "You are a strict, fair grader. Reply with JSON only."
 

@@ -12,20 +12,25 @@ from ..types import OPTION_LETTERS, Flag, TextEnum
 
 # --- accuracy tables -------------------------------------------------------------------
 
+NO_VALUE = "(none)"  # the group of records without a value for a key of accuracy_table
+
 
 def accuracy_table(records: Iterable[Mapping[str, Any]], keys: Sequence[str] = (),
                    correct_key: str = "correct") -> dict[str, Any]:
     """Overall accuracy plus accuracy per value of each key in ``keys``.
 
-    Records whose ``correct`` is None (not scorable) are counted in ``unscored`` only.
+    Records whose ``correct`` is None (not scorable) are counted in ``unscored`` only. A key no record has
+    a value for gets no table; records without a value among others that have one are grouped as
+    ``NO_VALUE`` (never an empty name, which would read "per_category." in metrics.md).
     """
     recs = list(records)
     out: dict[str, Any] = {"overall": _acc(recs, correct_key)}
     for key in keys:
         groups: dict[str, list] = defaultdict(list)
         for r in recs:
-            groups[str(r.get(key) or "")].append(r)
-        out[f"per_{key}"] = {name: _acc(rs, correct_key) for name, rs in sorted(groups.items())}
+            groups[str(r.get(key) or "").strip() or NO_VALUE].append(r)
+        if set(groups) - {NO_VALUE}:
+            out[f"per_{key}"] = {name: _acc(rs, correct_key) for name, rs in sorted(groups.items())}
     return out
 
 

@@ -21,7 +21,8 @@ from .resume import OnConfigChange, config_hash, job_fingerprint, plan_resume
 from .runner import StreamRunner
 from .workers import run_in_processes
 
-Progress = Callable[[int, int, Mapping[str, Any]], None]
+Progress = Callable[[int, int, Mapping[str, Any]], None]  # (done, total, result); may have start(todo, total)
+DEFAULT_VIDEO_TIMEOUT_S: Optional[float] = None  # seconds a worker may spend on one video before it is stopped
 
 
 class EpisodeStatus(TextEnum):
@@ -147,12 +148,15 @@ def print_progress(done: int, total: int, result: Mapping[str, Any]) -> None:
 
 def run_evaluation(job: EvalJob, episodes: Sequence[BenchEpisode], out_dir: str | Path, workers: int = 1,
                    ray_address: Optional[str] = None, progress: Optional[Progress] = print_progress,
-                   in_process: bool = False, on_config_change: str = OnConfigChange.ERROR) -> dict:
+                   in_process: bool = False, on_config_change: str = OnConfigChange.ERROR,
+                   video_timeout_s: Optional[float] = DEFAULT_VIDEO_TIMEOUT_S) -> dict:
     """Evaluate every unfinished episode, then summarise all finished ones.
 
     Episodes run on ``workers`` local child processes (one is enough to survive a segfault or
     an out-of-memory kill of one video), or as Ray tasks with ``ray_address``; ``in_process``
     runs them in this process instead (debuggers, profilers; a hard crash then ends the run).
+    ``video_timeout_s`` stops a local worker that spends longer on one episode (recorded as that
+    episode's error, retried on the next run); Ray tasks and in-process runs are not timed out.
     Each result stores the hash of the job's configuration; finished results from another
     configuration stop the run (``on_config_change="error"``), are evaluated again ("rerun") or
     kept ("keep"); see directme.bench.resume.
@@ -177,6 +181,8 @@ def run_evaluation(job: EvalJob, episodes: Sequence[BenchEpisode], out_dir: str 
     (store.root / "config.json").write_text(json.dumps({"config_hash": current, "fingerprint": fingerprint},
                                                        indent=1, default=_jsonable), encoding="utf-8")
     counter = {"done": len(episodes) - len(todo)}
+    if progress is not None and hasattr(progress, "start"):  # e.g. console.EvalProgress: bars sized up front
+        progress.start(todo, len(episodes))
     failed: list[str] = []
 
     def handle(result: dict) -> None:
@@ -200,7 +206,8 @@ def run_evaluation(job: EvalJob, episodes: Sequence[BenchEpisode], out_dir: str 
         for ep in todo:
             handle(evaluate_episode(job, ep))
     else:
-        run_in_processes(job, todo, workers, evaluate_episode, handle, lambda ep, why: _crashed(ep, job, why))
+        run_in_processes(job, todo, workers, evaluate_episode, handle, lambda ep, why: _crashed(ep, job, why),
+                         timeout_s=video_timeout_s)
 
     results = store.load(ids)
     metrics = get_benchmark(job.benchmark).summarize(results)

@@ -124,20 +124,29 @@ def subsample(frames: Iterable[Frame], fps: Optional[float]) -> Iterator[Frame]:
 
 @dataclass(frozen=True)
 class BlankFrames:
-    """Black frames at ``fps`` up to the episode's duration: annotation-only dry runs and tests."""
+    """Black frames at ``fps`` up to the episode's duration: annotation-only dry runs and tests. Each shows
+    a flat black wall (constant depth), from a fixed camera pose with pinhole intrinsics, so the default
+    agent ("given" perception) runs the protocol on them too: no object is seen, answers abstain."""
 
     fps: float = 1.0
     height: int = 16
     width: int = 16
     default_duration_s: float = 60.0
+    hfov_deg: float = 60.0  # horizontal field of view of the blank camera
+    wall_depth_m: float = 3.0  # depth of the black wall (the memory refuses frames with no valid depth)
 
     def __call__(self, episode: Any) -> Iterator[Frame]:
+        from ..geometry import Intrinsics, Pose
+
         meta = getattr(episode, "meta", {}) or {}
         duration = getattr(episode, "duration_s", None) or meta.get("horizon_s") or self.default_duration_s
         rgb = np.zeros((self.height, self.width, 3), dtype=np.uint8)
+        depth = np.full((self.height, self.width), self.wall_depth_m, dtype=np.float32)
+        K = Intrinsics.from_fov(self.width, self.height, self.hfov_deg)
         n = int(np.floor(duration * self.fps + 1e-9)) + 1
         for i in range(n):
-            yield Frame(t_s=i / self.fps, rgb=rgb, index=i, source=f"blank:{getattr(episode, 'episode_id', '')}")
+            yield Frame(t_s=i / self.fps, rgb=rgb, depth_m=depth, T_world_cam=Pose.identity(), intrinsics=K, index=i,
+                        source=f"blank:{getattr(episode, 'episode_id', '')}")
 
 
 @dataclass(frozen=True)

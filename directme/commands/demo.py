@@ -1,7 +1,11 @@
-"""`directme demo`: stream a simulator episode through the Agent (oracle perception), ask its
-questions at their timestamps (strictly causal) and print accuracy per UCS-Bench subtask beside
-two baselines on the same questions: "current frame only" (a memory fed only the frame at t)
-and "random choice"."""
+"""`directme demo`: stream a simulator episode through the Agent and print accuracy per UCS-Bench subtask.
+
+Perception is the oracle: the simulator's own ground truth (exact depth, camera poses, object masks and
+labels, or seeded noise on them with ``--noise realistic``); no model runs, so the table measures the
+memory, the question parser and the geometric answerer, not perception. The questions are asked at their
+timestamps (strictly causal), beside two baselines on the same questions: "current_frame" (a memory fed
+only the latest frame) and "chance" (the expected accuracy of a uniform random choice: the mean of
+1 / number of options)."""
 from __future__ import annotations
 
 import argparse
@@ -12,11 +16,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..types import OPTION_LETTERS
-
 DEFAULT_SEED = 0
 DEFAULT_MINUTES = 3.0
 DEFAULT_OUT = "out/demo.json"
+CHANCE = "chance"  # the baseline whose per-question value is the probability of a uniform guess being right
+ORACLE_NOTE = ("perception: oracle = the simulator's ground truth (depth, poses, object masks and labels{noise}); "
+               "no model runs, so this measures memory, question parsing and answering, not perception")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +43,6 @@ def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines
 
     cfg = oracle_config(noise, seed, config)
     agent = Agent(cfg, episode=episode)
-    rng = np.random.default_rng(seed)
     questions = sorted(episode.questions, key=lambda q: q.t_s)
     frames = iter(episode.frames())
     pending = next(frames, None)
@@ -57,7 +61,7 @@ def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines
                "flags": list(ans.flags)}
         if baselines:
             rec["baselines"] = {"current_frame": _current_frame_letter(cfg, last_fp, q),
-                                "random": OPTION_LETTERS[int(rng.integers(len(q.options)))] if q.options else None}
+                                CHANCE: 1.0 / len(q.options) if q.options else 0.0}
         records.append(rec)
     elapsed = time.perf_counter() - t_start
     out = summarise(records)
@@ -79,9 +83,12 @@ def _current_frame_letter(cfg, fp, q) -> Optional[str]:
 
 
 def _accuracy(records: list[dict], key) -> tuple[float, dict[str, float]]:
-    by: dict[str, list[bool]] = {}
+    """Mean accuracy overall and per subtask; ``key(record)`` is a letter (right when it is the correct
+    one) or a number (the probability of being right, for the chance baseline)."""
+    by: dict[str, list[float]] = {}
     for r in records:
-        by.setdefault(r["subtask"], []).append(key(r) == r["correct"])
+        got = key(r)
+        by.setdefault(r["subtask"], []).append(float(got) if isinstance(got, float) else float(got == r["correct"]))
     overall = float(np.mean([v for vs in by.values() for v in vs])) if by else 0.0
     return overall, {s: float(np.mean(v)) for s, v in sorted(by.items())}
 
@@ -119,8 +126,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"episode: seed={args.seed}, {args.minutes:g} min, {episode.n_frames} frames, "
               f"{len(episode.questions)} questions (generated in {time.perf_counter() - t0:.1f} s)")
+    print(ORACLE_NOTE.format(noise=", with seeded realistic noise" if args.noise == "realistic" else ", exact"))
     res = evaluate_episode(episode, noise=args.noise, seed=args.seed)
     print(format_table(res))
+    print("baselines: current_frame = a memory fed only the latest frame; chance = the expected accuracy of a "
+          "uniform random choice (mean of 1 / number of options)")
     print(f"noise={args.noise} seed={args.seed}: streamed {res['n_frames']} frames and answered "
           f"{res['n_questions']} questions in {res['wall_s']:.1f} s")
     if args.out:

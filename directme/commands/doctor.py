@@ -1,5 +1,7 @@
 """`directme doctor`: one line per backend - package imports, architecture builds with random
-weights and runs one tiny forward pass here, real weights found (and where).
+weights and runs one tiny forward pass here, real weights found (and where) - then the verdict
+(doctor_verdict.py): device, torch build, weight sets found and the folders searched, what runs now,
+the command fetching each missing weight set.
 
 Exit status 1 when an installed backend is broken (imports but fails to build or run);
 a backend whose package is not installed is reported, not an error.
@@ -16,8 +18,6 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
 import numpy as np
-
-from ..types import TextEnum
 
 
 @dataclass(frozen=True)
@@ -90,21 +90,17 @@ def _run_clip() -> str:
     return "tag %r" % (ClipSceneTagger(weights="random").tag(_tiny_rgb())[0],)
 
 
-class WeightsKind(TextEnum):
-    """How a backend's weights are found: a Hugging Face repo, or a checkpoint file ("file|repo")."""
-
-    HF = "hf"
-    FILE = "file"
-
-
-def _weights(kind: WeightsKind, arg: str) -> Callable[[], str]:
+def _weights(key: str) -> Callable[[], str]:
+    """Where weight set ``key`` (doctor_verdict.weight_sets) was found, or 'not found (fetch: COMMAND)'."""
     def find() -> str:
-        from ..perception import weights as w
+        from ..errors import MissingWeightsError
+        from .doctor_verdict import weight_sets
 
-        if kind == WeightsKind.HF:
-            return w.describe(arg)
-        filename, repo = arg.split("|")
-        return w.describe(w.WeightSpec(filename, repo or None))
+        ws = next(w for w in weight_sets() if w.key == key)
+        try:
+            return str(ws.locate())
+        except MissingWeightsError:
+            return f"not found (fetch: {ws.fetch})"
     return find
 
 
@@ -127,19 +123,18 @@ CHECKS = [
                  _da3_weights),
     BackendCheck("detector grounding_dino (tiny)", "transformers",
                  lambda: _run_detector({"name": "grounding_dino", "weights": "random", "image_size": 64}),
-                 _weights(WeightsKind.HF, "IDEA-Research/grounding-dino-tiny")),
+                 _weights("grounding_dino")),
     BackendCheck("detector grounding_dino_ida (tiny)", "groundingdino",
                  lambda: _run_detector({"name": "grounding_dino_ida", "weights": "random", "image_size": 64}),
                  _gdino_ida_weights),
     BackendCheck("detector yolo_world (yolov8s-worldv2)", "ultralytics",
                  lambda: _run_detector({"name": "yolo_world", "weights": "random", "imgsz": 64}),
-                 _weights(WeightsKind.FILE, "yolov8s-worldv2.pt|")),
+                 _weights("yolo_world")),
     BackendCheck("detector yoloe (yoloe-11s)", "ultralytics",
                  lambda: _run_detector({"name": "yoloe", "weights": "random", "imgsz": 64}),
-                 _weights(WeightsKind.FILE, "yoloe-11s-seg.pt|")),
-    BackendCheck("tracker sam2 (tiny)", "sam2", _run_tracker,
-                 _weights(WeightsKind.FILE, "sam2.1_hiera_tiny.pt|facebook/sam2.1-hiera-tiny")),
-    BackendCheck("scene_tagger clip", "transformers", _run_clip, _weights(WeightsKind.HF, "openai/clip-vit-base-patch32")),
+                 _weights("yoloe")),
+    BackendCheck("tracker sam2 (tiny)", "sam2", _run_tracker, _weights("sam2")),
+    BackendCheck("scene_tagger clip", "transformers", _run_clip, _weights("clip")),
     BackendCheck("reader video (PyAV)", "av", None, _none),
     BackendCheck("reader aria (projectaria-tools)", "projectaria_tools", None, _none),
 ]
@@ -194,22 +189,28 @@ def _extra_checks() -> list:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .doctor_verdict import format_verdict, gather
+
     only: Optional[str] = args.only
-    broken = 0
+    broken = checked = 0
     for check in CHECKS:
         if only and only not in check.name:
             continue
         line, bad = check_line(check, args.imports_only)
         broken += bad
+        checked += importlib.util.find_spec(check.module) is not None
         print(line, flush=True)
     if not args.imports_only:
         for name, fn in _extra_checks():
             if only and only not in name:
                 continue
             try:
-                print(f"{name:40s} ok: {fn()}", flush=True)
+                with _quiet():  # the tiny random models' own warnings and progress bars
+                    summary = fn()
+                print(f"{name:40s} ok: {summary}", flush=True)
             except Exception as exc:  # noqa: BLE001
                 print(f"{name:40s} BROKEN: {type(exc).__name__}: {exc}", flush=True)
                 broken += 1
-    print(f"doctor: {'all installed backends work' if not broken else f'{broken} broken backend(s)'}")
+            checked += 1
+    print(format_verdict(gather(), checked, broken, built=not args.imports_only))
     return 1 if broken else 0

@@ -1,11 +1,14 @@
 """`directme eval BENCHMARK --annotations PATH [--videos DIR] [--out DIR] [--workers N] [--ray ADDRESS]
-[--in-process] [--on-config-change error|rerun|keep] [--config FILE]`.
+[--in-process] [--video-timeout S] [--on-config-change error|rerun|keep] [--config FILE]`.
 
-Each video runs in a worker process (one by default), so a crash fails only that video."""
+Each video runs in a worker process (one by default), so a crash or a timeout fails only that video.
+Progress bars over videos and items (with ETA) go to stderr; a summary table ends the run."""
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
+from typing import Optional
 
 from ..bench import BENCHMARKS, Benchmark
 from ..bench.resume import ON_CONFIG_CHANGE, OnConfigChange
@@ -37,8 +40,24 @@ def _fps(text: str) -> float:
     return v
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("benchmark", choices=BENCH_CHOICES, help="which benchmark's annotation format and protocol")
+def _seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < v < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
+    return v
+
+
+def add_arguments(p: argparse.ArgumentParser, benchmark: Optional[str] = None) -> None:
+    """The options of `directme eval`; with ``benchmark`` given (examples/bench_common.py) it is fixed
+    instead of the first positional argument."""
+    if benchmark is None:
+        p.add_argument("benchmark", choices=BENCH_CHOICES, help="which benchmark's annotation format and protocol")
+    else:
+        p.set_defaults(benchmark=Benchmark(benchmark).value)
     p.add_argument("--annotations", required=True,
                    help="annotation file or folder (sim: an episode folder written by `directme sim`)")
     p.add_argument("--videos", default=None, help="folder holding the benchmark's videos")
@@ -48,6 +67,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "memory) fails only that video (or Ray CPUs with --ray local)")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
                    help='run episodes as Ray tasks: a cluster address, "auto", or "local"')
+    p.add_argument("--video-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="stop a worker that spends longer on one video and record that video as failed (retried "
+                        "on the next run); default: no limit. Not applied with --ray or --in-process")
     p.add_argument("--in-process", action="store_true",
                    help="debugging: run the videos in this process (pdb, profilers); a hard crash ends the run")
     p.add_argument("--on-config-change", choices=ON_CONFIG_CHANGE, default=OnConfigChange.ERROR.value,
@@ -71,9 +93,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..bench import count_items, get_benchmark
+    from ..bench.console import EvalProgress, summary_table
     from ..bench.judge import JudgeSpec
     from ..bench.models import ModelSpec, require_depth_backend
-    from ..bench.parallel import EvalJob, run_evaluation
+    from ..bench.parallel import EvalJob, ResultStore, run_evaluation
     from ..bench.runner import BlankFrames, VideoFrames
     from ..errors import InvalidInputError
 
@@ -104,13 +127,16 @@ def run(args: argparse.Namespace) -> int:
         model = ModelSpec(target=args.model, config=args.config)
     if isinstance(frames, VideoFrames):
         require_depth_backend(model, "plain videos")
-    elif isinstance(frames, BlankFrames):
-        require_depth_backend(model, "black frames (--blank-frames)",
-                              "; or dry-run the protocol with --model scripted")
     job = EvalJob(benchmark=args.benchmark, model=model, frames=frames, fps=fps, opts=opts)
     out = Path(args.out or Path("runs") / "eval" / args.benchmark)
-    summary = run_evaluation(job, episodes, out, workers=max(1, args.workers), ray_address=args.ray,
-                             in_process=args.in_process, on_config_change=args.on_config_change)
-    print((out / "metrics.md").read_text(encoding="utf-8"))
+    progress, t0 = EvalProgress(), time.perf_counter()
+    try:
+        summary = run_evaluation(job, episodes, out, workers=max(1, args.workers), ray_address=args.ray,
+                                 in_process=args.in_process, on_config_change=args.on_config_change,
+                                 progress=progress, video_timeout_s=args.video_timeout)
+    finally:
+        progress.close()
+    errors = {str(e.get("episode_id")): str(e.get("error", "")) for e in ResultStore(out).errors()}
+    print(summary_table(summary, time.perf_counter() - t0, errors))
     print(f"out={out}")
     return 1 if summary["failed"] else 0

@@ -37,7 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fps", type=float, default=1.0, help="frames per second fed to the agent (0 = every frame)")
     p.add_argument("--max-frames", type=int, default=None, help="stop after this many frames")
     p.add_argument("--trajectory", default=None, metavar="CSV",
-                   help="Aria MPS / ADT trajectory for a .vrs input (found next to video.vrs when not given)")
+                   help="Aria MPS / ADT trajectory for a .vrs input (for an Aria folder found beside the recording "
+                        "when not given: aria_trajectory.csv, mps/slam/closed_loop_trajectory.csv)")
     p.add_argument("--skip-corrupt", action="store_true",
                    help="video input: skip damaged parts (a warning names each) instead of stopping with an error")
     view = p.add_mutually_exclusive_group()
@@ -68,9 +69,7 @@ class Source:
     questions: tuple[Ask, ...] = ()
     up_world: Any = None
     no_geometry: str = ""  # "the frames of X (...)" when no frame of this source carries depth or a pose
-
-
-_ARIA_TRAJECTORIES = ("closed_loop_trajectory.csv", "aria_trajectory.csv", "mps/slam/closed_loop_trajectory.csv")
+    aria: Any = None  # the AriaVrsReader of an Aria recording (its poses and ground truth decide what runs)
 
 
 def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = None,
@@ -82,14 +81,9 @@ def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = Non
         ep = load_episode(p)
         asks = tuple(Ask(q.text, q.t_s, q.options, q.answer) for q in ep.questions)
         return Source(ep.frames(), ep.n_frames, "simulator episode", ep, asks, ep.up_world)
-    kwargs: dict[str, Any] = {}
-    if p.is_dir() and (p / "video.vrs").is_file():  # an Aria recording folder (ADT / MPS layout)
-        p = p / "video.vrs"
-        traj = trajectory or next((p.parent / n for n in _ARIA_TRAJECTORIES if (p.parent / n).is_file()), None)
-        kwargs = {"trajectory": traj} if traj else {}
-    elif trajectory:
-        kwargs = {"trajectory": trajectory}
+    kwargs: dict[str, Any] = {"trajectory": trajectory} if trajectory else {}
     from ..readers import VIDEO_EXTS, open_reader
+    from ..readers.aria import AriaVrsReader
     from ..readers.images import ImageFolderReader
     from ..readers.video import OnCorrupt, VideoReader
 
@@ -97,8 +91,10 @@ def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = Non
         kwargs["on_corrupt"] = OnCorrupt.SKIP
     reader = open_reader(p, fps=fps, **kwargs)
     plain = {VideoReader: "a video file", ImageFolderReader: "an image folder"}.get(type(reader))
+    aria = reader if isinstance(reader, AriaVrsReader) else None
     return Source(reader, _estimate_total(reader), type(reader).__name__,
-                  no_geometry=f"the frames of {path} ({plain})" if plain else "")
+                  up_world=aria.up_world if aria is not None else None,
+                  no_geometry=f"the frames of {path} ({plain})" if plain else "", aria=aria)
 
 
 def _estimate_total(reader: Any) -> Optional[int]:
@@ -116,6 +112,11 @@ def _configure(args: argparse.Namespace, src: Optional[Source]):
     cfg = AgentConfig.from_file(args.config) if args.config else AgentConfig()
     if src is not None and src.episode is not None and cfg.perception.backend == "given":
         cfg = replace(cfg, perception=replace(cfg.perception, backend="oracle"))
+    if src is not None and src.aria is not None and cfg.perception.backend == "given":  # the recording's own data
+        from ..perception.aria_gt import require_poses
+
+        require_poses(src.aria, str(args.input))
+        cfg = replace(cfg, perception=replace(cfg.perception, backend="aria_gt"))
     if src is not None and src.up_world is not None and cfg.memory.up_world is None:
         cfg = replace(cfg, memory=replace(cfg.memory, up_world=tuple(float(x) for x in src.up_world)))
     return cfg
@@ -307,7 +308,9 @@ def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
     lines = [f"[t={answer.t_s:7.1f}s] {ask.text}"]
     if ask.options:
         lines.append("           options: " + " | ".join(f"{c}. {o}" for c, o in zip(OPTION_LETTERS, ask.options)))
-    if abstained:  # the geometric answerer gave no answer and no MLLM did either
+    if abstained and Flag.NO_EVIDENCE in answer.flags:  # memory holds nothing to choose an option from
+        lines.append(f"           -> no answer - no evidence in memory ({' '.join(str(answer.text).split())}){check}")
+    elif abstained:  # the geometric answerer gave no answer and no MLLM did either
         why = "the MLLM failed" if Flag.MLLM_FAILED in answer.flags else "no MLLM configured"
         lines.append(f"           -> not understood - {why} ({' '.join(str(answer.text).split())}){check}")
     else:
@@ -404,11 +407,16 @@ def run(args: argparse.Namespace) -> int:
         total = min(src.total, args.max_frames or src.total) if src.total else args.max_frames
         print(f"input: {args.input} ({src.kind}); perception: {agent.config.perception.backend}; "
               f"answerer: {agent.config.answerer.name}; {len(asks)} question(s)")
+        if src.aria is not None and agent.config.perception.backend == "aria_gt":
+            from ..perception.aria_gt import describe_run
+
+            print(describe_run(src.aria))
     n = runner.run(frames, total, check)
     wall = time.perf_counter() - t0
     n_obj = len(agent.memory.as_of(agent.latest_t).objects) if agent.latest_t is not None else 0
+    random = f" random_weights={','.join(agent.random_weights)}" if agent.random_weights else ""
     print(f"frames={n} wall_s={wall:.1f} frames_per_s={n / wall if wall > 0 else 0:.2f} objects={n_obj} "
-          f"answers={len(runner.results)}")
+          f"answers={len(runner.results)}{random}")
     scored = [(a, ans) for a, ans in runner.results if a.answer]
     if scored:
         acc = sum(ans.letter == a.answer for a, ans in scored) / len(scored)

@@ -97,7 +97,7 @@ class AssociationConfig:
     label_share_min: float = 0.25  # the instance's label has less of the node's votes: the labels disagree ...
     mismatch_size_ratio: float = 2.0  # ... and an instance this many times larger than the node is another object
     track_jump_m: float = 0.5  # a tracked object's anchor farther than this from its node is a move candidate
-    move_confirm: int = 2  # consecutive consistent far observations that confirm a new placement
+    move_confirm: int = 1  # consecutive consistent far observations (same track, agreeing label) that confirm a new placement
     confirm_obs: int = 2  # a node seen in fewer frames is tentative (no drift allowance; absorbed when covered)
     ambiguous_m: float = 0.3  # two neighbours this close to equally near: which one a stray node was is unknown
     carve_min_frac: float = 0.5  # carving needs at least this share of the node's voxels in view seen through
@@ -193,8 +193,8 @@ class GoneConfig:
     p_false: float = 0.05  # chance a detector reports an object at a place in view that holds none
     full_px: float = 40.0  # object size across (pixels) from which ``p_detect`` applies in full (smaller: less)
     detect_range_m: tuple[float, float] = (0.3, 6.0)  # depth range of the detector: no evidence of absence outside
-    first_from_score: bool = True  # a first sighting's belief is the detector's score (False: prior + one hit)
-    prior: float = 0.5  # presence probability of a place before a first sighting (used when not from the score)
+    first_from_score: bool = True  # a first sighting's evidence is the detector's score as log-odds (False: one hit)
+    prior: float = 0.35  # presence probability of an object at a place before its first sighting (added to that evidence)
     empty_logodds: float = -5.0  # log-odds added by a view that sees through all of the object's place (free space)
     max_logodds: float = 4.0  # the belief saturates here, so a long-seen object is found gone within a few views
     min_logodds: float = -6.0  # ... and here, so an object found gone comes back with a few sightings
@@ -205,10 +205,11 @@ class GoneConfig:
     min_empty: float = 0.6  # fraction of the object's visible, unoccluded points that must be empty to see through
     min_px: float = 6.0  # the object must project to at least this many pixels across for any evidence
     min_visible: float = 0.3  # share of its points in view and unoccluded below which a view says nothing
+    full_view: float = 0.5  # share in view and unoccluded from which a view's evidence counts in full (less: in part)
 
     def __post_init__(self) -> None:
         _check(self, positive=("depth_tol_m", "min_px", "full_px"), unit=("min_empty", "p_detect", "p_false", "prior",
-                                                                          "present_p", "min_visible"),
+                                                                          "present_p", "min_visible", "full_view"),
                non_negative=("margin_px", "depth_rel"))
         if not 0 < self.p_false < self.p_detect < 1 or not 0 < self.prior < 1:
             raise InvalidInputError(f"{_path(self, 'p_false')} < {_path(self, 'p_detect')} must lie in (0, 1) and "

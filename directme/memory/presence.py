@@ -54,7 +54,7 @@ def sighting(rec: ObjectRecord, score: float, cfg: GoneConfig) -> float:
     """The belief after one more sighting with detector score ``score``."""
     hit = math.log(cfg.p_detect / cfg.p_false)
     s = min(max(float(score), 0.02), 0.98)
-    first = logit(s) if cfg.first_from_score else logit(cfg.prior) + hit
+    first = logit(cfg.prior) + (logit(s) if cfg.first_from_score else hit)
     l0 = rec.belief
     # seen now, it is there now: never below what a first sighting says (it may have come back)
     l0 = first if math.isnan(l0) else max(l0 + hit, first)
@@ -134,7 +134,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         if reach.sum() < 3 or visible < gcfg.min_visible:
             continue
         if np.mean(d[reach] > zi[reach] + tol[reach]) >= gcfg.min_empty:
-            delta = gcfg.empty_logodds * min(1.0, visible)
+            delta = gcfg.empty_logodds * min(1.0, visible / gcfg.full_view)
         else:
             p_d = detection_rate(float(size_px[j]), visible, float(z_c[j]), gcfg)
             if p_d <= gcfg.p_false:

@@ -28,6 +28,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
+from .._compat.device import resolve_device
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import BackendError, InvalidInputError
 from ..geometry import Intrinsics, Pose
@@ -135,7 +136,7 @@ class DepthAnything3Backend:
 
     name = "da3"
 
-    def __init__(self, preset: str = "da3-large", weights: Optional[str] = None, device: str = "cpu",
+    def __init__(self, preset: str = "da3-large", weights: Optional[str] = None, device: str = "auto",
                  chunk_size: int = 16, overlap: int = 4, process_res: int = 504, depth_scale: float = 1.0,
                  fp32: Optional[bool] = None, pose_source: str = PoseSource.AUTO, hfov_deg: float = 60.0,
                  min_baseline_m: float = 0.05, trajectory: Any = None, time_key: str = "t_s",
@@ -151,6 +152,7 @@ class DepthAnything3Backend:
         if pose_source == PoseSource.MODEL and preset in DEPTH_ONLY:
             raise InvalidInputError(_depth_only_message(preset))
         self.poses = GivenDepthPose(trajectory, time_key=time_key, T_x_cam=T_x_cam, max_pose_gap_s=max_pose_gap_s)
+        device = resolve_device(device, "depth_pose 'da3' device")
         api = import_da3()
         self.torch = import_torch_stack("torch", "perception")
         if weights == RANDOM:

@@ -4,6 +4,7 @@
 and ``options``) or a plain pipeline dict (see pipeline.py). Backends:
 
 - "given": frames carry depth, pose and intrinsics (``GivenPerception``, given.py);
+- "aria_gt": an Aria recording's own poses, ADT ground-truth depth and objects, no weights (aria_gt.py);
 - "oracle": a simulator episode's ground truth, which the EPISODE provides
   (``episode.oracle_perception(noise=, seed=)``, the ``OracleEpisode`` protocol): perception never
   imports ``directme.sim``;
@@ -18,10 +19,12 @@ from .base import OracleEpisode, Perception
 
 GIVEN = "given"  # frames carry depth and pose: no model
 ORACLE = "oracle"  # a simulator episode's ground truth (needs the episode)
+ARIA_GT = "aria_gt"  # an Aria recording's poses (MPS / ADT) and ADT ground truth: no model
+STANDALONE = (GIVEN, ORACLE, ARIA_GT)  # backends that are not a model pipeline preset
 
 
 def build_perception(cfg: Any, episode: Optional[OracleEpisode] = None) -> Perception:
-    """The configured perception backend ("given", "oracle" or a model pipeline preset / dict)."""
+    """The configured perception backend ("given", "oracle", "aria_gt" or a model pipeline preset / dict)."""
     backend = None if isinstance(cfg, Mapping) else getattr(cfg, "backend", None)
     if backend == GIVEN:
         from .given import GivenPerception
@@ -29,6 +32,10 @@ def build_perception(cfg: Any, episode: Optional[OracleEpisode] = None) -> Perce
         return GivenPerception()
     if backend == ORACLE:
         return _oracle(cfg, episode)
+    if backend == ARIA_GT:
+        from .aria_gt import build
+
+        return build(getattr(cfg, "options", None))
     from .pipeline import build_pipeline
 
     return build_pipeline(cfg)

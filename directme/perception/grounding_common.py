@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._compat.device import resolve_device
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import InvalidInputError
 from .base import Detection
@@ -128,7 +129,7 @@ class PromptedDetector:
                  max_detections: int, random_arch: str):
         if random_arch not in self.random_archs:
             raise InvalidInputError(f"{self.name} random_arch must be one of {self.random_archs}, got {random_arch!r}")
-        self.device, self.random_arch = device, RandomArch(random_arch)
+        self.device, self.random_arch = resolve_device(device, f"{self.name} device"), RandomArch(random_arch)
         self.box_threshold, self.nms_iou, self.max_detections = box_threshold, nms_iou, max_detections
         self.image_size, self.max_size = image_size, max_size
         self.model: Any = None

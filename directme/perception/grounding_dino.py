@@ -39,7 +39,7 @@ class GroundingDinoDetector(PromptedDetector):
 
     name = "grounding_dino"
 
-    def __init__(self, model: str = "tiny", weights: Optional[str] = None, device: str = "cpu",
+    def __init__(self, model: str = "tiny", weights: Optional[str] = None, device: str = "auto",
                  box_threshold: float = 0.35, nms_iou: float = 0.5, image_size: int = 800,
                  max_size: int = 1333, max_detections: int = 50, random_arch: str = RandomArch.TOY):
         self.torch = import_torch_stack("torch", "perception")
@@ -52,7 +52,7 @@ class GroundingDinoDetector(PromptedDetector):
             folder = find_hf_model_dir(self.repo, weights, f"detector 'grounding_dino' ({model})")
             self.model = self.tf.GroundingDinoForObjectDetection.from_pretrained(folder)
             self.tokenizer = self.tf.AutoTokenizer.from_pretrained(folder)
-            self.model.eval().to(device)
+            self.model.eval().to(self.device)
 
     def _build_random(self, labels: list[str]) -> None:
         self.model, self.tokenizer = random_model(self.tf, labels, self.random_arch == RandomArch.FULL)

@@ -23,7 +23,7 @@ from typing import Any, Iterator, Mapping, Optional
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import BackendError, InvalidInputError, MissingWeightsError
 from .grounding_common import Prompt, PromptedDetector, tiny_bert_config, word_tokenizer
-from .weights import RANDOM, RandomArch, WeightSpec, describe, find_hf_model_dir, find_weights
+from .weights import RANDOM, RandomArch, WeightSpec, describe, find_hf_model_dir, find_weights, hf_download
 
 RELEASES = "https://github.com/IDEA-Research/GroundingDINO/releases/download"
 # model -> (config shipped in groundingdino/config/, checkpoint file, release tag)
@@ -31,6 +31,7 @@ MODELS = {"tiny": ("GroundingDINO_SwinT_OGC.py", "groundingdino_swint_ogc.pth", 
           "base": ("GroundingDINO_SwinB_cfg.py", "groundingdino_swinb_cogcoor.pth", "v0.1.0-alpha2")}
 CHECKPOINT_REPO = "ShilongLiu/GroundingDINO"
 BERT_REPOS = ("google-bert/bert-base-uncased", "bert-base-uncased")
+BERT_FILES = ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json")  # text encoder: no weights
 # inference needs no activation checkpointing (training memory only; weights unaffected)
 INFERENCE = {"use_checkpoint": False, "use_transformer_ckpt": False}
 # the tests' toy: the package's Swin-T and 256-d transformer (256 is hard-coded in its text
@@ -68,8 +69,7 @@ def find_bert_dir(path: Optional[str], what: str) -> Path:
         f"{what}: text encoder folder 'bert-base-uncased' (config.json + vocab.txt or tokenizer.json) not found "
         f"({'given bert ' + str(path) + ', ' if path else ''}$DIRECTME_WEIGHTS_DIR/bert-base-uncased, "
         f"~/.cache/directme/bert-base-uncased, Hugging Face cache); it is never downloaded at run time. Fetch it "
-        f"on a machine with network (huggingface-cli download google-bert/bert-base-uncased config.json "
-        f"vocab.txt tokenizer.json tokenizer_config.json; the BERT weights come from the Grounding DINO "
+        f"on a machine with network ({hf_download(BERT_REPOS[0], BERT_FILES)}; the BERT weights come from the Grounding DINO "
         f"checkpoint) and pass the folder as 'bert' in the detector config, or use 'weights': 'random'.")
 
 
@@ -130,7 +130,7 @@ class GroundingDinoIdaDetector(PromptedDetector):
     name = "grounding_dino_ida"
 
     def __init__(self, model: str = "tiny", weights: Optional[str] = None, bert: Optional[str] = None,
-                 config: Optional[str] = None, device: str = "cpu", box_threshold: float = 0.35,
+                 config: Optional[str] = None, device: str = "auto", box_threshold: float = 0.35,
                  nms_iou: float = 0.5, image_size: int = 800, max_size: int = 1333, max_detections: int = 50,
                  random_arch: str = RandomArch.TOY):
         self.torch = import_torch_stack("torch", "perception")
@@ -148,7 +148,7 @@ class GroundingDinoIdaDetector(PromptedDetector):
             bert_config = self.tf.BertConfig.from_pretrained(str(folder), local_files_only=True)
             self.model = build_model(package_config(model, config), self.tokenizer, bert_config)
             load_checkpoint(self.torch, self.model, checkpoint, what)
-            self.model.eval().to(device)
+            self.model.eval().to(self.device)
 
     def _build_random(self, labels: list[str]) -> None:
         self.tokenizer = word_tokenizer(self.tf, labels)
@@ -175,8 +175,7 @@ def describe_weights(model: str = "tiny", weights: Optional[str] = None, bert: O
     try:
         text = str(find_bert_dir(bert, "bert"))
     except MissingWeightsError:
-        text = "not found (fetch: huggingface-cli download google-bert/bert-base-uncased config.json vocab.txt " \
-               "tokenizer.json tokenizer_config.json)"
+        text = f"not found (fetch: {hf_download(BERT_REPOS[0], BERT_FILES)})"
     return f"{describe(checkpoint_spec(model), weights)}; bert-base-uncased: {text}"
 
 

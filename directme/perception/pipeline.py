@@ -19,11 +19,19 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import logging
+import time
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from .._compat.device import check_device
 from ..errors import InvalidInputError
 from ..types import Frame, FramePerception, InstanceObservation, TextEnum
 from .base import Detection, DepthPose, DepthPoseBackend, Detector, SceneTagger, Tracker
+from .weights import RANDOM
+
+# one line per stage built ("loading detector: grounding_dino tiny (random weights) ... 2.4 s"); the CLI shows it
+loading_log = logging.getLogger("directme.loading")
+_WARNED_RANDOM: set[tuple[str, ...]] = set()
 
 # stage -> backend name -> module with build(cfg) (imported only when chosen)
 REGISTRY: dict[str, dict[str, str]] = {
@@ -84,13 +92,14 @@ class PerceptionPipeline:
     def __init__(self, depth_pose: DepthPoseBackend, detector: Optional[Detector] = None,
                  tracker: Optional[Tracker] = None, scene_tagger: Optional[SceneTagger] = None,
                  redetect_every: int = 5, vocabulary: Union[str, Sequence[str]] = "objects365",
-                 validate: bool = True):
+                 validate: bool = True, random_weights: Sequence[str] = ()):
         if redetect_every < 1:
             raise InvalidInputError(f"redetect_every must be >= 1 frame, got {redetect_every}")
         if tracker is None and detector is not None:
             tracker = importlib.import_module("directme.perception.tracks").BoxTracker()
         self.depth_pose, self.detector, self.tracker, self.scene_tagger = depth_pose, detector, tracker, scene_tagger
         self.redetect_every, self.validate = redetect_every, validate
+        self.random_weights = tuple(random_weights)  # stages built with random weights: answers are meaningless
         if detector is not None:
             detector.set_vocabulary(_vocabulary(vocabulary))
         self.name = "+".join(getattr(b, "name", "?") for b in (depth_pose, detector, tracker, scene_tagger) if b)
@@ -181,11 +190,40 @@ def resolve_config(cfg: Any) -> dict[str, Any]:
         raise InvalidInputError(f"unknown perception config keys {sorted(unknown)}; known: {known}")
     if not d.get("depth_pose"):
         raise InvalidInputError("perception config needs a 'depth_pose' stage, e.g. {'name': 'given'}")
+    for stage in STAGES:
+        if isinstance(d.get(stage), Mapping) and "device" in d[stage]:
+            check_device(d[stage]["device"], f"perception {stage} device")
     return d
+
+
+def has_random_weights(stage_cfg: Any) -> bool:
+    """Whether a stage config asks for random weights (``weights: random``)."""
+    return isinstance(stage_cfg, Mapping) and stage_cfg.get("weights") == RANDOM
+
+
+def _load_stage(stage: Stage, cfg: Any) -> Any:
+    """``build_stage`` with one "loading STAGE: BACKEND ... N s" line (logger ``directme.loading``)."""
+    if cfg is None:
+        return None
+    t0 = time.perf_counter()
+    backend = build_stage(stage, cfg)
+    spec = {"name": cfg} if isinstance(cfg, str) else cfg
+    what = " ".join(str(spec[k]) for k in ("name", "preset", "model") if spec.get(k))
+    loading_log.info("loading %s: %s%s ... %.1f s", stage.value, what,
+                     " (random weights)" if has_random_weights(spec) else "", time.perf_counter() - t0)
+    return backend
 
 
 def build_pipeline(cfg: Any) -> PerceptionPipeline:
     """Build the configured pipeline; each backend's heavy imports happen here, lazily."""
     d = resolve_config(cfg)
-    stages = {s: build_stage(s, d.get(s)) for s in STAGES}
-    return PerceptionPipeline(**stages, **{k: d[k] for k in ("redetect_every", "vocabulary", "validate") if k in d})
+    stages = {s: _load_stage(s, d.get(s)) for s in STAGES}
+    random_weights = tuple(s.value for s in STAGES if has_random_weights(d.get(s)))
+    if random_weights and random_weights not in _WARNED_RANDOM:  # once per process and set of stages
+        _WARNED_RANDOM.add(random_weights)
+        logging.getLogger(__name__).warning(
+            "random weights in %s: perception output and every answer are meaningless (answers are flagged "
+            "'random_weights'); give real weights for real answers (`directme doctor` says which are missing)",
+            ", ".join(random_weights))
+    return PerceptionPipeline(**stages, random_weights=random_weights,
+                              **{k: d[k] for k in ("redetect_every", "vocabulary", "validate") if k in d})

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .._compat.device import resolve_device
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import InvalidInputError
 from ..types import Frame, InstanceObservation
@@ -31,13 +32,14 @@ _MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 _STD = np.array([0.229, 0.224, 0.225], np.float32)
 
 
-def build_sam2_model(model: str = "tiny", weights: Optional[str] = None, device: str = "cpu",
+def build_sam2_model(model: str = "tiny", weights: Optional[str] = None, device: str = "auto",
                      image_size: int = 1024) -> Any:
     """SAM2 from its packaged config at ``image_size`` (multiple of 32; 1024 = trained size)."""
     if model not in MODELS:
         raise InvalidInputError(f"sam2 model must be one of {sorted(MODELS)}, got {model!r}")
     if image_size % 32:
         raise InvalidInputError(f"sam2 image_size must be a multiple of 32, got {image_size}")
+    device = resolve_device(device, "tracker 'sam2' device")
     build_sam = import_torch_stack("sam2.build_sam", "perception", "sam2")
     cfg, repo, filename = MODELS[model]
     ckpt = None if weights == RANDOM else str(find_weights(WeightSpec(filename, repo), weights, f"tracker 'sam2' "
@@ -53,10 +55,11 @@ def build_sam2_model(model: str = "tiny", weights: Optional[str] = None, device:
 class Sam2StreamTracker:
     name = "sam2"
 
-    def __init__(self, model: str = "tiny", weights: Optional[str] = None, device: str = "cpu",
+    def __init__(self, model: str = "tiny", weights: Optional[str] = None, device: str = "auto",
                  image_size: int = 1024, match_iou: float = 0.5, max_lost: int = 10, max_tracks: int = 32,
                  max_cond_frames: int = 4, min_mask_pixels: int = 16):
         self.torch = import_torch_stack("torch", "perception")
+        device = resolve_device(device, "tracker 'sam2' device")
         self.model = build_sam2_model(model, weights, device, image_size)
         self.device, self.image_size = device, image_size
         self.match_iou, self.max_lost, self.max_tracks = match_iou, max_lost, max_tracks

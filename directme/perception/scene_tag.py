@@ -7,6 +7,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .._compat.device import resolve_device
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import InvalidInputError
 from .weights import RANDOM, RandomArch, find_hf_model_dir
@@ -42,7 +43,8 @@ class ClipSceneTagger:
     name = "clip"
 
     def __init__(self, weights: Optional[str] = None, places: Sequence[str] = DEFAULT_PLACES,
-                 device: str = "cpu", every: int = 1, min_score: float = 0.0, random_arch: str = RandomArch.TOY):
+                 device: str = "auto", every: int = 1, min_score: float = 0.0, random_arch: str = RandomArch.TOY):
+        device = resolve_device(device, "scene_tagger 'clip' device")
         self.torch = import_torch_stack("torch", "vlm")
         tf = import_torch_stack("transformers", "vlm")
         if not places:

@@ -36,10 +36,18 @@ class WeightSpec:
     url: Optional[str] = None
 
     def fetch_hint(self) -> str:
+        """The command that fetches it on a machine with network, into a folder searched here."""
         if self.hf_repo:
-            return (f"huggingface-cli download {self.hf_repo}" +
-                    ("" if self.filename == "*" else f" {self.filename}"))
-        return f"download {self.url or self.filename}"
+            return hf_download(self.hf_repo, () if self.filename == "*" else (self.filename,))
+        if self.url:
+            return f"curl -L --create-dirs -o ~/.cache/directme/{self.filename} {self.url}"
+        return f"put {self.filename} in $DIRECTME_WEIGHTS_DIR"
+
+
+def hf_download(repo: str, files: tuple[str, ...] = ()) -> str:
+    """The `hf download` command (huggingface_hub >= 1.0 CLI) fetching ``files`` of ``repo`` (all when empty)
+    into the Hugging Face cache, where the lookups here find it."""
+    return " ".join(("hf download", repo) + tuple(files))
 
 
 def search_dirs() -> list[Path]:
@@ -113,7 +121,7 @@ def find_hf_model_dir(repo: str, path: Optional[PathLike] = None, what: str = "m
             return cand
     raise MissingWeightsError(
         f"{what}: model folder for '{repo}' not found ({'given path ' + str(path) + ', ' if path else ''}"
-        f"{local}, Hugging Face cache). Fetch it on a machine with network (huggingface-cli download {repo}) "
+        f"{local}, Hugging Face cache). Fetch it on a machine with network ({hf_download(repo)}) "
         f"and pass the folder as 'weights' in the backend config, or use 'weights': 'random'.")
 
 
@@ -124,6 +132,5 @@ def describe(spec_or_repo: Union[WeightSpec, str], path: Optional[PathLike] = No
             return str(find_weights(spec_or_repo, path))
         return str(find_hf_model_dir(spec_or_repo, path))
     except MissingWeightsError:
-        hint = spec_or_repo.fetch_hint() if isinstance(spec_or_repo, WeightSpec) \
-            else f"huggingface-cli download {spec_or_repo}"
+        hint = spec_or_repo.fetch_hint() if isinstance(spec_or_repo, WeightSpec) else hf_download(spec_or_repo)
         return f"not found (fetch: {hint})"

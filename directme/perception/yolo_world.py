@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .._compat.device import resolve_device
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import InvalidInputError, MissingWeightsError
 from .base import Detection
@@ -23,6 +24,14 @@ from .weights import RANDOM, WeightSpec, find_hf_model_dir, find_weights
 
 EMBED_DIM = 512
 CLIP_B32 = "openai/clip-vit-base-patch32"
+# the GitHub release of ultralytics/assets hosting the YOLO-World / YOLOE checkpoints (ultralytics 8.4's default)
+ASSETS_RELEASE_URL = "https://github.com/ultralytics/assets/releases/download/v8.4.0"
+
+
+def checkpoint_spec(model: str) -> WeightSpec:
+    """The checkpoint file of ``model`` (yolov8s-worldv2, yoloe-11s, ...) and where to download it."""
+    filename = f"{model}-seg.pt" if model.startswith("yoloe") and not model.endswith("-seg") else f"{model}.pt"
+    return WeightSpec(filename, url=f"{ASSETS_RELEASE_URL}/{filename}")
 
 
 def _offline_env() -> None:
@@ -49,10 +58,11 @@ class YoloWorldDetector:
     """``model``: e.g. yolov8s-worldv2 (YOLO-World) or yoloe-11s (YOLOE); ``weights``: a .pt path,
     None (search the usual folders) or "random"; ``imgsz``: network input side (multiple of 32)."""
 
-    def __init__(self, model: str = "yolov8s-worldv2", weights: Optional[str] = None, device: str = "cpu",
+    def __init__(self, model: str = "yolov8s-worldv2", weights: Optional[str] = None, device: str = "auto",
                  text_embeddings: Optional[str] = None, clip_dir: Optional[str] = None, imgsz: int = 640,
                  conf: float = 0.25, iou: float = 0.5, max_detections: int = 50, name: str = "yolo_world"):
         _offline_env()
+        device = resolve_device(device, f"detector '{name}' device")
         self.torch = import_torch_stack("torch", "perception")
         tasks = import_torch_stack("ultralytics.nn.tasks", "perception", "ultralytics")
         self.name, self.device, self.random = name, device, weights == RANDOM
@@ -63,9 +73,7 @@ class YoloWorldDetector:
             cls = tasks.YOLOEModel if self.is_yoloe else tasks.WorldModel
             self.net = cls(f"{model}.yaml", verbose=False)
         else:
-            filename = f"{model}-seg.pt" if self.is_yoloe and not model.endswith("-seg") else f"{model}.pt"
-            path = find_weights(WeightSpec(filename, url=f"https://github.com/ultralytics/assets/releases/"
-                                                         f"download/v8.3.0/{filename}"), weights, f"detector '{name}'")
+            path = find_weights(checkpoint_spec(model), weights, f"detector '{name}'")
             self.net = tasks.load_checkpoint(str(path), device=device)[0]
         self.net = self.net.float().eval().to(device)
         self.text_embeddings, self.clip_dir = text_embeddings, clip_dir

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -39,6 +39,7 @@ class Trajectory:
     t_s: np.ndarray
     poses: tuple[Pose, ...]
     source: str = ""
+    up_world: Optional[tuple[float, float, float]] = None  # unit vector against gravity, when the file gives it
 
     def __post_init__(self) -> None:
         t = np.asarray(self.t_s, dtype=np.float64)
@@ -122,8 +123,8 @@ _MPS_COLS = ("tracking_timestamp_us", "tx_world_device", "ty_world_device", "tz_
 
 
 def read_aria_mps_trajectory(path: PathLike) -> Trajectory:
-    """Aria MPS closed/open-loop trajectory CSV (and ADT aria_trajectory.csv): T_world_device,
-    timestamps = device tracking time in seconds."""
+    """Aria MPS closed-loop trajectory CSV (and ADT aria_trajectory.csv): T_world_device,
+    timestamps = device tracking time in seconds; ``up_world`` from the gravity columns when present."""
     path = Path(path)
     rows = list(csv.DictReader(_read_text(path).splitlines()))
     if not rows:
@@ -140,7 +141,24 @@ def read_aria_mps_trajectory(path: PathLike) -> Trajectory:
         ts.append(v[0] * 1e-6)
         poses.append(_pose_from_tq(v[1:4], v[4:8], f"{path}:{n}"))
     order = np.argsort(ts, kind="stable")
-    return Trajectory(np.asarray(ts)[order], tuple(poses[i] for i in order), str(path))
+    return Trajectory(np.asarray(ts)[order], tuple(poses[i] for i in order), str(path), _up_from_gravity(rows))
+
+
+_GRAVITY_COLS = ("gravity_x_world", "gravity_y_world", "gravity_z_world")
+
+
+def _up_from_gravity(rows: list[dict[str, str]]) -> Optional[tuple[float, float, float]]:
+    """Minus the mean gravity direction in the world frame (MPS and ADT write it per pose), or None."""
+    if any(c not in rows[0] for c in _GRAVITY_COLS):
+        return None
+    try:
+        g = np.array([[float(r[c]) for c in _GRAVITY_COLS] for r in rows]).mean(axis=0)
+    except (TypeError, ValueError):
+        return None
+    n = float(np.linalg.norm(g))
+    if not np.isfinite(n) or n < 1e-6:
+        return None
+    return tuple(float(v) + 0.0 for v in -g / n)  # + 0.0: no negative zeros
 
 
 def read_trajectory(path: PathLike) -> Trajectory:

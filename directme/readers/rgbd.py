@@ -19,6 +19,7 @@ TUM_FR1 = Intrinsics(517.3, 516.5, 318.6, 255.3, 640, 480)
 # 7-Scenes' documented Kinect intrinsics: the dataset ships no intrinsics file, so a 7-Scenes folder without
 # camera-intrinsics.txt uses these, with a logged warning, for 640x480 images only (anything else is an error)
 SEVEN_SCENES_KINECT = Intrinsics(585.0, 585.0, 320.0, 240.0, 640, 480)
+SEVEN_SCENES_FPS = 30.0  # frame rate assumed for 7-Scenes folders (no timestamps in the layout): the Kinect's
 log = logging.getLogger(__name__)
 
 
@@ -44,11 +45,12 @@ def check_registered(depth_m: np.ndarray, rgb: np.ndarray, depth_path: Path, col
 class SevenScenesReader:
     """`frame-NNNNNN.color.jpg` / `.depth.png` (uint16 mm) / `.pose.txt` (camera-to-world 4x4).
 
-    No timestamps in the layout: frame i is at ``i / source_fps`` s (Kinect ~30 Hz).
+    No timestamps in the layout: frame i is at ``i / source_fps`` s; without ``source_fps`` the Kinect's
+    30 Hz (``SEVEN_SCENES_FPS``) is assumed, and a warning says so.
     Depth 65535 (7-Scenes' invalid marker) and 0 become 0 (invalid).
     """
 
-    def __init__(self, folder: PathLike, fps: Optional[float] = 1.0, source_fps: float = 30.0,
+    def __init__(self, folder: PathLike, fps: Optional[float] = 1.0, source_fps: Optional[float] = None,
                  with_poses: bool = True, with_depth: bool = True, depth_scale: float = 1000.0,
                  intrinsics: Optional[Intrinsics] = None, max_frames: Optional[int] = None):
         self.folder = Path(folder)
@@ -57,7 +59,14 @@ class SevenScenesReader:
             raise InvalidInputError(f"{self.folder}: no frame-NNNNNN.color.* files (7-Scenes layout)")
         if max_frames is not None:
             self.colors = self.colors[:max_frames]
-        self.fps, self.source_fps = fps, source_fps
+        if source_fps is None:
+            source_fps = SEVEN_SCENES_FPS
+            log.warning("%s: the 7-Scenes layout has no timestamps; frame i is taken at i / %g s (the Kinect's %g Hz); "
+                        "pass source_fps= to SevenScenesReader / open_reader if it was recorded at another rate",
+                        self.folder, source_fps, source_fps)
+        if not source_fps > 0:
+            raise InvalidInputError(f"source_fps must be > 0 frames per second, got {source_fps!r}")
+        self.fps, self.source_fps = fps, float(source_fps)
         self.with_poses, self.with_depth, self.depth_scale = with_poses, with_depth, depth_scale
         self._intrinsics = intrinsics
         self.intrinsics_source = "given" if intrinsics is not None else ""

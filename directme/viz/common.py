@@ -1,26 +1,13 @@
-"""Helpers shared by the rerun logger and the static report: class colours, the ground-plane
-basis used for top-down views, graph edges with positions, and the targets an answer used."""
+"""Helpers shared by the rerun logger and the static report (class colours: ``palette``): projection to
+the ground plane used for top-down views, graph edges with positions, and the targets an answer used."""
 from __future__ import annotations
 
 import re
-import zlib
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
 from ..geometry import EgoFrame, Pose
-
-# matplotlib's tab10 without grey, as uint8 RGB: distinct, readable on white and on black.
-_PALETTE = np.array([
-    (31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
-    (140, 86, 75), (227, 119, 194), (188, 189, 34), (23, 190, 207), (57, 59, 121),
-    (173, 73, 74), (99, 121, 57), (206, 109, 189), (222, 158, 214),
-], dtype=np.uint8)
-
-
-def class_color(label: str) -> np.ndarray:
-    """A stable RGB (uint8) colour per class label (same in rerun and in the report)."""
-    return _PALETTE[zlib.crc32(label.strip().lower().encode("utf-8")) % len(_PALETTE)]
 
 
 def to_ground(points_w: np.ndarray, basis: np.ndarray) -> np.ndarray:
@@ -89,9 +76,12 @@ def labels_of(snapshot: Any, ids: Sequence[str]) -> list[str]:
 
 
 def answer_line(answer: Any) -> str:
-    """The answer as one line: "(B) text", unless the text already starts with its letter."""
+    """The answer as one line: "(B) text", unless the text already starts with its letter; an answer from a
+    model with random weights says so ("[RANDOM WEIGHTS: meaningless]")."""
     letter = getattr(answer, "letter", None)
     text = " ".join(str(answer.text).split())
+    if "random_weights" in (getattr(answer, "flags", ()) or ()):
+        text += " [RANDOM WEIGHTS: meaningless]"
     if not letter or re.match(rf"^\(?{re.escape(letter)}[.):]", text):
         return text
     return f"({letter}) {text}"
