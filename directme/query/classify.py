@@ -47,6 +47,9 @@ def normalise_question(text: str) -> str:
     t = re.sub(r"\b(do|does|did|is|are|was|were|have|has|would|could|should)n'?t\b", r"\1 not", t)
     t = re.sub(r"\bi'?ve\b", "i have", t)
     t = re.sub(r"\b(?:just )?(?:prior|previous) to\b", "before", t)
+    t = re.sub(r"^picture (me|myself|yourself|us)\b", r"imagine \1", t)  # "picture me turned towards the sofa"
+    t = re.sub(r",? or (?:is it |"
+               r"was it )?(?:the )?other way (?:a)?round\b", "", t)  # "is A closer than B, or the other way round"
     return t
 
 
@@ -82,7 +85,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                              r"[^?]*\b(?:face|facing|faced|sit|sitting|sat|stand|standing|stood|lie|"
                                              r"lying|look(?:ed|ing|s)? (?:straight |directly |right )?at|seated|"
                                              r"turn(?:ed)? (?:towards?|to look at))\b|^(?:facing|face|turned to face|"
-                                             r"turning to face)(?: towards?| at)? (?:the|a|an|my)\b"),
+                                             r"turning to face)(?: towards?| at)? (?:the|a|an|my)\b|"
+                                             r"^with (?:the|a|an|my) [^,;?]*?in front of (?:me|you|us)\b"),
     ("open", 0.9, "affordance", r"\bwhere (?:can|could|should|might|may) (?:i|we|you|one|a person|someone|"
                                 r"people|the \w+|an? \w+)\b(?! (?:find|locate|spot|look for|see|get to) (?:the|my|a|an|"
                                 r"that|this|some|our|your)\b)"),
@@ -95,7 +99,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                 r"\b(?:enough|free|some|any|more|no|much|little|the|there|of) (?:room|space) (?:for|"
                                 r"to (?:hang|put|sit|store|keep|place|work|fit|stand|move|add|walk|lie|park))\b|^(?:can|could|would|will) (?:i|we|you|one|a person|someone|"
                                 r"somebody|it) (?:put|fit|keep|store|place|hang|stand|sit|lie|park|add|cook|watch|"
-                                r"make|charge|eat|sleep|wash|work|play|read|use|plug|hide)\b"),
+                                r"make|charge|eat|sleep|wash|work(?! out)|play|read|use|plug|hide)\b"),
     ("open", 0.9, "event", r"\b(?:tell me|let me know|notify me|alert me|remind me) (?:when|as soon as|once)\b|"
                            r"\bwait (?:until|till|for)\b|"
                            r"^(?:describe|summari[sz]e|explain|list|name|identify|compare)\b|\b(?:describe|summari[sz]e)\b|"
@@ -123,7 +127,9 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     # --- my own movement (before object movement and places: "which room was I in")
     ("my_trajectory", 0.95, "my_route", r"\b(?:which|what) (?:rooms?|places?|areas?) (?:was|were|did|have|had) (?:i|we)\b"
                                         r"(?! (?:take|took|bring|brought|carry|carried|move|moved|put|leave|left|drop|dropped|place|placed|"
-                                        r"set) (?:the|my|a|an|this|that|it|our|your)\b)|"
+                                        r"set|pick|picked|grab|grabbed|get|got|fetch|fetched|collect|collected|remove|"
+                                        r"removed) (?:the|my|a|an|this|that|it|our|your)\b)|"
+                                        r"\bwhere (?:i|we) (?:was|were|had been)\b|"
                                         r"\bwhere (?:was|were) (?:i|we)\b|\bwhere did (?:i|we) (?:come from|go|walk|"
                                         r"head|end up|start|begin|enter)\b|\bwhere have (?:i|we) (?:been|gone|walked)\b|"
                                         r"\bhow did (?:i|we) (?:get|go|walk|come)\b|\bmy (?:path|route|trajectory|walk|"
@@ -131,6 +137,9 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                         r"walk|walked|follow|followed)\b|\bin what order did (?:i|we)\b|"
                                         r"\bhow (?:far|much|long) (?:have|did|had) (?:i|we) (?:walk|walked|go|gone|went|"
                                         r"travel\w*|come|move|moved)\b|\bhow many rooms (?:did|have) (?:i|we)\b|"
+                                        r"\bhow many (?:meters|metres|steps|feet|km|kilometres|kilometers|miles|yards) "
+                                        r"(?:have|did|had) (?:i|we)\b|\b(?:what|which) distance (?:have|did|"
+                                        r"had) (?:i|we)\b|"
                                         r"\b(?:which|what) (?:room|place) did (?:i|we) (?:walk|go|come|enter|pass)\b|"
                                         r"\bwhat was the (?:last|first|previous) (?:room|place)\b|"
                                         r"\bdid (?:i|we) (?:pass|walk|go) (?:through|by|into)\b"),
@@ -138,8 +147,19 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     ("object_trajectory", 0.92, "moved", r"\b(?:before|after|since) (?:i|you|we|someone|somebody|anyone) (?:moved|"
                                          r"picked|took|carried|grabbed|lifted|removed|relocated|brought)\b|"
                                          r"\bafter (?:moving|carrying|picking|taking|relocating|bringing)\b|"
-                                         r"\b(?:which|what) (?:room|place) did (?:i|we) (?:take|bring|carry|move)\b|"
-                                         r"\bwhere did (?:i|we) (?:take|bring|carry|move)\b|"
+                                         r"\b(?:which|what) (?:room|place) (?:did )?(?:i|we) (?:take|took|bring|"
+                                         r"brought|carry|carried|move|moved|"
+                                         r"pick|picked|grab|grabbed|fetch|fetched|collect|collected|remove|removed|put|"
+                                         r"set|place|placed|drop|dropped)\b|"
+                                         r"\b(?:which|what) (?:room|place)\b[^?]*\b(?:put|set|place|placed|drop|"
+                                         r"dropped|leave|"
+                                         r"left) (?:it|them)\b|\b(?:room|place) (?:where|that|which) (?:i|"
+                                         r"we) (?:left|put|"
+                                         r"placed|set|dropped|took|brought|carried|moved) (?:the|my|a|an|it|"
+                                         r"them|our)\b|"
+                                         r"\bwhere did (?:i|we) (?:take|bring|carry|move)\b|\bwhere (?:i|"
+                                         r"we) (?:took|brought|carried|moved|"
+                                         r"relocated) (?:the|my|a|an|it|them|our)\b|"
                                          r"\bwhere (?:did|has|have) (?:the|my|our) (?:\w+ ){1,3}(?:go|gone|end up|ended "
                                          r"up|been moved|been taken)\b|\b(?:path|trajectory|movement|route) of (?:the|"
                                          r"my)\b|\b(?:has|have|was|were) (?:the|my|our) (?:\w+ ){1,3}(?:been )?(?:moved|"
@@ -163,7 +183,9 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                   r"\bhow many (?:meters|metres|feet|foot|steps|yards|m|cm|centimeters|centimetres|inches|"
                                   r"paces)\b|\bhow close (?:am i|is|are|was|were)\b|\bhow near\b|\bhow far apart\b"),
     ("distance_compare", 0.95, "closer", r"\b(?:closer|nearer|closest|nearest|farther|further|farthest|furthest|"
-                                         r"more distant|less distant|most distant)\b"),
+                                         r"more distant|less distant|most distant|less far|least far)\b|"
+                                         r"\b(?:shortest|shorter|longest|longer) "
+                                         r"(?:walk|way to go|trip)\b"),
     ("reachability", 0.93, "reach", r"\b(?:can|could) (?:i|you|we) (?:still )?(?:reach|touch|grab|get hold of)\b|"
                                     r"\b(?:i|you|we) (?:can|could) (?:still )?(?:reach|touch|grab|get hold of)\b|"
                                     r"\bwithin (?:my |your |arm'?s?'? )?reach\b|\barm'?s?'? (?:length|reach)\b|"
@@ -175,6 +197,9 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"\b(?:which|what) direction\b|\bwhich way\b|\brelative to (?:me|you|us|my "
                                          r"position|where i am)\b|\b(?:to|on) (?:my|your) (?:left|right)\b|"
                                          r"\bbehind (?:me|you|us)\b|\bin front of (?:me|you|us)\b|\bam i facing\b|"
+                                         r"\b(?:in relation|with respect|with regard) to (?:me|you|us|"
+                                         r"my position|where i am)\b|"
+                                         r"\bfrom my (?:point of view|perspective|position|viewpoint)\b|"
                                          r"\bfrom (?:me|here|where i am)\b|\bclock (?:direction|position|hour)\b"),
     ("ego_direction", 0.9, "find", r"\b(?:help me find|help me locate|(?:i am|am) (?:looking|searching) for|i (?:need|want|"
                                    r"have) to find|i can not find|i lost|point me (?:to|towards)|show me where|"
@@ -280,7 +305,7 @@ class KindClassifier:
                 return
             texts = [normalise_question(s) for k in self.kinds for s in self.prototypes[k]]
             labels = np.array([i for i, k in enumerate(self.kinds) for _ in self.prototypes[k]])
-            vecs = self.embedder.encode(texts)
+            vecs = self.embedder.encode_questions(texts)
             self._vecs, self._labels = vecs, labels
             sims = vecs @ vecs.T
             np.fill_diagonal(sims, -np.inf)  # leave one out
@@ -302,7 +327,7 @@ class KindClassifier:
             return KindGuess("open", 0.0, "none")
         if not self._ready:
             self._prepare()
-        vec = self.embedder.encode([normalise_question(text)])
+        vec = self.embedder.encode_questions([normalise_question(text)])
         if vec is None or self.embedder.name != "minilm":
             return KindGuess("open", 0.0, "none")
         scores = self._kind_scores(vec @ self._vecs.T)[0]

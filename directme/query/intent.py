@@ -124,6 +124,7 @@ class Intent:
     reference_text: str = ""  # the reference as written ("sofa and the chair")
     viewpoint: Optional[Viewpoint] = None
     how: str = ""  # what decided the kind: "rule:<name>", "embedding", "options", "none"
+    walked: bool = False  # my_trajectory asked as a distance: "how far have I walked (since ...)"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "primitive", Primitive(self.primitive))
@@ -164,7 +165,8 @@ _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fi
 _EVENT_VERBS = (
     ("enter", r"first entered|entered|enter|entering|walked into|walk into|walking into|went into|go into|going into|"
               r"came into|come into|coming into|stepped into|step into|stepping into|got into|getting into|"
-              r"moved into|got to|get to|arrived at|arrived in|arrive at|reached|was in|were in|came to|went to"),
+              r"moved into|got to|get to|arrived at|arrived in|arrive at|reached|was in|were in|came to|went to|"
+              r"ended up in|end up in|ending up in|made it into|made it to|walked in to|went in to"),
     ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
               r"walking out of|went out of|going out of|stepped out of|stepping out of|moved out of|"
               r"was done in|were done in|was finished in|finished in|was through with"),
@@ -174,7 +176,7 @@ _EVENT_VERBS = (
     ("see", r"saw|see|seeing|seen|noticed|passed|passing|looked at|found"),
 )
 _EVENT_RE = re.compile(
-    r"\b(?P<rel>when|while|after|before|since|once|until)\s+(?:i\s+|you\s+)?(?:had\s+|have\s+|was\s+|first\s+|"
+    r"\b(?P<rel>when|while|after|before|since|once|until|on|upon)\s+(?:i\s+|you\s+)?(?:had\s+|have\s+|was\s+|first\s+|"
     r"last\s+|just\s+)*(?P<verb>" + "|".join(f"(?:{v})" for _, v in _EVENT_VERBS) + r")\b(?P<rest>.*)$")
 _BEFORE_PLACE_RE = re.compile(r"\bbefore (?:the |my )?(?P<rest>.+)$")  # "before the kitchen"
 _AFTER_PLACE_RE = re.compile(r"\b(?:after|followed|came after|comes after|following) (?:the |my )(?P<rest>.+)$")
@@ -184,6 +186,13 @@ _ON_WAY_RE = re.compile(r"\b(?:to get|to go|on (?:my|the) way) (?:into|in to|to)
 _CLAUSE_EVENT_RE = re.compile(r"\bi (?:had )?(?P<verb>left|exited|entered|walked into|went into|came into|came out of|"
                               r"walked out of|stepped into|stepped out of)\s+(?:the |my )?(?P<rest>[^;,.?!]+)[;,.?!]"
                               r".*\b(?P<rel>after|before) (?:it|that|this|there)\b")
+_FROM_PLACE_RE = re.compile(r"\b(?:go|went|head|headed|move|moved|walk|walked|continue|continued|proceed|proceeded)"
+                            r"(?: on)?(?: next)?(?: to| into| on to)? from (?:the |my )(?P<rest>.+)$")  # next room
+_PICKED_FROM_RE = re.compile(r"\b(?:pick(?:ed)?|took|take|grab(?:bed)?|fetch(?:ed)?|collect(?:ed)?|got|get|"
+                             r"remov(?:e|ed)) (?:up )?(?P<rest>(?:the |my |a |an )?[a-z' ]+?) (?:up )?from\s*[?.!]*$")
+_CLAUSE_PICK_RE = re.compile(r"\bi (?:had )?(?:picked up|picked|took|grabbed|lifted|moved|carried) (?:up )?"
+                             r"(?P<rest>[^;,.?!]+)[;,.?!].*\b(?:at (?:that|the) time|back then|then|when i (?:did|"
+                             r"picked it up|took it|moved it))\b")
 _PREVIOUS_RE = re.compile(r"\b(?:before (?:(?:this|the current|my current)(?: one| room| place)?|here|"
                           r"(?:i )?(?:came|coming|got|getting) here)|previous(?:ly)?|(?:did|have) (?:i|you) come from|"
                           r"(?:room|place) before)\b")
@@ -191,10 +200,20 @@ _FIRST_LAST_RE = re.compile(r"\b(first|initially|last|most recently|latest)\b")
 _UNIT = r"(hours?|hrs?|minutes?|mins?|seconds?|secs?)"
 _AGO_RE = re.compile(r"\b((?:" + _NUM + r"\s+" + _UNIT + r"(?:\s*,?\s*(?:and\s+)?)?)+)\s*(?:ago|back|earlier|"
                      r"before now|previously)\b")
+_BACK_RE = re.compile(r"\b(?:back|(?:in|during|over|for|within) the (?:last|past))\s+"
+                      r"(?:about |around |roughly |some )?((?:" + _NUM + r"\s+" + _UNIT +
+                      r"(?:\s*,?\s*(?:and\s+)?)?)+)")  # "if you think back 2 minutes"
 _PAIR_RE = re.compile(_NUM + r"\s+" + _UNIT)
 _ABS_RE = re.compile(r"\bat\s+(?:time\s+)?(?:(\d+):)?(\d{1,2}):(\d{2})\b|\bat\s+(?:t\s*=\s*)?(\d+(?:\.\d+)?)\s*s\b")
 
 _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|has|have|am|should)\b")
+
+
+def _is_event(m: re.Match) -> bool:
+    """"on leaving" is an event, "on the left" is not; "since I saw the cup" dates no question."""
+    if m.group("rel") in ("on", "upon") and not m.group("verb").endswith("ing"):
+        return False
+    return not (m.group("rel") == "since" and re.fullmatch(_EVENT_VERBS[-1][1], m.group("verb")))
 
 
 def _number(tok: str) -> float:
@@ -203,7 +222,7 @@ def _number(tok: str) -> float:
 
 def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
     """Time reference and the question text with the temporal clause removed."""
-    m = _EVENT_RE.search(text)
+    m = next((m for m in _EVENT_RE.finditer(text) if _is_event(m)), None)
     if m:
         kind = next(name for name, pat in _EVENT_VERBS if re.fullmatch(pat, m.group("verb")))
         rest = m.group("rest")
@@ -214,9 +233,16 @@ def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
             rest = rest[:cut.start()]
         which = "first" if re.search(r"\bfirst\b", clause) else "last"
         subject = _subject_of(rest, vocab, kind)
-        rel = {"when": "at", "while": "at", "once": "after", "since": "after", "until": "before"}.get(
-            m.group("rel"), m.group("rel"))
+        if not subject and kind in ("enter", "leave"):  # "I was in the kitchen earlier. Where did I go when I left it?"
+            subject = next(iter(_places(words(text[:m.start()]), vocab)), "")
+        rel = {"when": "at", "while": "at", "once": "after", "since": "after", "until": "before", "on": "at",
+               "upon": "at"}.get(m.group("rel"), m.group("rel"))
         return TimeRef(TimeKind.EVENT, rel, kind, subject, which, 0.0, clause.strip()), main
+    m = _PICKED_FROM_RE.search(text) or _CLAUSE_PICK_RE.search(text)
+    if m:  # "which room did I pick the cup up from", "I picked up the cup; which room was it in at the time"
+        ref = TimeRef(TimeKind.EVENT, "before", "pick", _subject_of(m.group("rest"), vocab, "pick"), "last", 0.0,
+                      m.group(0))
+        return ref, text
     m = _CLAUSE_EVENT_RE.search(text)
     place = vocab.place_at(words(m.group("rest")), 0) if m else None
     if m and place:
@@ -226,7 +252,7 @@ def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
     previous = _previous_place(text, vocab)
     if previous is not None:
         return previous
-    m = _AGO_RE.search(text)
+    m = _AGO_RE.search(text) or _BACK_RE.search(text)
     if m:
         secs = sum(_number(n) * (3600.0 if u.startswith("h") else 60.0 if u.startswith("min") else 1.0)
                    for n, u in _PAIR_RE.findall(m.group(1)))
@@ -249,10 +275,13 @@ def _previous_place(text: str, vocab: Vocabulary) -> Optional[tuple[TimeRef, str
     """"before the kitchen" (before entering it last) and "before this one", "previously", "came from"
     (before entering the current place): a time just before the last entry into that place."""
     for pattern, relation, event in ((_BEFORE_PLACE_RE, "before", "enter"), (_ON_WAY_RE, "before", "enter"),
-                                     (_PRECEDED_RE, "before", "enter"), (_AFTER_PLACE_RE, "after", "leave")):
+                                     (_PRECEDED_RE, "before", "enter"), (_AFTER_PLACE_RE, "after", "leave"),
+                                     (_FROM_PLACE_RE, "after", "leave")):
         m = pattern.search(text)
-        place = vocab.place_at(words(m.group("rest")), 0) if m else None
-        if m and place:
+        toks = words(m.group("rest")) if m else []
+        place = vocab.place_at(toks, 0) if m else None
+        obj = vocab.lookup(toks, 0) if place else None
+        if m and place and not (obj and obj[1] > place[1]):  # "to get to the kitchen table" is no place
             ref = TimeRef(TimeKind.EVENT, relation, event, place[0], "last", 0.0, m.group(0).rstrip("?.! "))
             return ref, text[:m.start()]
     m = _PREVIOUS_RE.search(text)
@@ -393,6 +422,9 @@ _FRAME_NOUNS = {"room", "rooms", "floor", "level", "storey", "color", "colour", 
                 "type", "sort", "side", "direction", "way", "place", "material", "size", "time", "number", "part",
                 "brand", "name", "pattern", "one", "ones", "object", "objects", "item", "items", "thing", "things",
                 "location", "area", "order", "route", "path", "distance", "clock"}
+_WALKED_RE = re.compile(r"\bhow (?:far|much distance|many (?:meters|metres|steps|feet|km|kilometres|kilometers|miles|"
+                        r"yards))\b|\bdistance\b")
+_FRAME_PHRASES = {("room",), ("rooms",), ("place",), ("location",), ("spot",), ("part",), ("number",), ("amount",)}
 _CAME_FROM_RE = re.compile(r"\b(?:come|came) (?:out of|from)\b|\bhad (?:just )?(?:left|been in|exited)\b")
 _QUANTITY_NOUNS = {"piece", "pieces", "pair", "pairs", "set", "sets", "bunch", "slice", "slices", "bit", "bits",
                    "lot", "lots", "couple", "group", "groups", "stack", "stacks", "pile", "piles", "kind", "kinds",
@@ -452,12 +484,14 @@ def _analyse(text: str, vocab: Vocabulary, view: Optional[ph.Viewpoint]) -> _Phr
     view_words = {v.words for v in (view.at, view.facing) if v is not None} if view else set()
     keep: list[ph.Phrase] = []
     for p in nps:
-        if p.start > 0 and toks[p.start - 1] in ("what", "which", "whats", "many") and p.words[0] in _FRAME_NOUNS:
+        frame = p.start > 0 and toks[p.start - 1] in ("what", "which", "whats", "many") and p.words[0] in _FRAME_NOUNS
+        if frame and (vocab.lookup(list(p.words), 0) or ("", 0))[1] < 2:  # "how many side tables": an object
             continue  # "which room", "what colour", "what kind of": the question's frame, not an object
         if p.start >= 2 and toks[p.start - 1] == "of" and toks[p.start - 2] in ("kind", "type", "sort", "kinds", "types"):
             continue  # "what type of room"
-        if p.generic:
-            continue
+        before = [t for t in toks[:p.start] if t not in ph.DETERMINERS][-1:]
+        if p.generic or (p.words in _FRAME_PHRASES and len(nps) > 1 and not set(before) & ph.PREPOSITIONS):
+            continue  # "the room where I left the cup" (but "in the other room" is a place)
         keep.append(p)
     rels = ph.relations(toks)
     asked: list[ph.Phrase] = []
@@ -640,6 +674,10 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     places = _places(ph.tokens(main), vocab)
     if time_ref.kind == TimeKind.EVENT and not time_ref.subject and targets:
         time_ref = replace(time_ref, subject=targets[0].key)  # "before I picked it up"
+    if time_ref.kind == TimeKind.START and targets and (kind in ("object_trajectory", "place") or re.search(
+            r"\bwhere (?:was|were|had)\b|\bused to\b", text)):
+        # "where was the vase originally": before its first move
+        time_ref = TimeRef(TimeKind.EVENT, "before", "pick", targets[0].key, "first", 0.0, time_ref.text)
     if not targets and time_ref.event in ("pick", "put") and time_ref.subject:
         targets = [Target(time_ref.subject, time_ref.subject)]  # "Before I moved the cup, where was it?"
     # --- the primitive within the kind
@@ -683,16 +721,20 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         flags.append(Flag.NOT_UNDERSTOOD)
     comparison = ""
     if primitive == Primitive.DISTANCE_COMPARE:
+        far = re.sub(r"\b(?:less|least) far\b", "", text)  # "which is less far away": closer
         comparison = "farther" if re.search(r"\b(farther|further|farthest|furthest|far|more distant|most distant|"
-                                            r"(?:greater|larger|bigger|longer) distance)\b", text) else "closer"
+                                            r"(?:greater|larger|bigger|longer) distance|(?:longest|"
+                                            r"longer) (?:walk|trip|"
+                                            r"way to go))\b", far) else "closer"
     ref_text = ps.reference_text if references is ps.references else " and ".join(p.text for p in references)
     if not ref_text and viewpoint is not None and viewpoint.at is not None:
         ref_text = viewpoint.at.text
+    walked = primitive == Primitive.MY_TRAJECTORY and bool(_WALKED_RE.search(text))
     return Intent(question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
                   places=tuple(dict.fromkeys(places)), comparison=comparison,
                   binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
                   relation=relation, references=tuple(ref_targets), reference_text=ref_text, viewpoint=viewpoint,
-                  how=how)
+                  how=how, walked=walked)
 
 
 def _reference_from(ps: _Phrases) -> Optional[ph.Phrase]:

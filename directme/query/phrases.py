@@ -16,7 +16,8 @@ from typing import Callable, Optional
 DETERMINERS = frozenset((
     "the", "a", "an", "my", "your", "our", "his", "her", "their", "its", "this", "that", "these", "those", "some",
     "any", "each", "every", "another", "other", "only", "all", "both", "no", "one", "two", "three", "four", "five",
-    "six", "seven", "eight", "nine", "ten", "several", "few", "many", "much", "more", "most", "same", "certain"))
+    "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "several", "few", "many", "much", "more", "most", "same", "certain"))
 PRONOUNS = frozenset((
     "i", "me", "you", "we", "us", "he", "she", "it", "they", "them", "him", "someone", "anyone", "anything",
     "something", "everything", "nothing", "somebody", "anybody", "everybody", "here", "there", "itself", "myself",
@@ -47,7 +48,8 @@ ADVERBS = frozenset((
     "somewhere", "anywhere", "everywhere", "nowhere", "back", "forward", "ahead", "straight", "around",
     "currently", "exact", "precisely", "relative", "relatively", "compared", "originally", "initially", "overall",
     "so", "far", "anyway", "maybe", "perhaps", "sure", "thanks", "thank", "o'clock", "clockwise", "instead",
-    "enough", "how", "much", "ever", "apart"))
+    "enough", "how", "much", "ever", "apart", "distant", "shortest", "longest", "quickest", "total",
+    "whichever", "wherever"))
 VERBS = frozenset((
     "located", "locate", "placed", "place", "put", "putting", "kept", "keep", "stored", "store", "hanging",
     "hang", "hung", "sitting", "sit", "sat", "lying", "lie", "lay", "laying", "standing", "stand", "stood",
@@ -74,7 +76,7 @@ VERBS = frozenset((
     # polite and indirect frames: "would you mind telling me", "I wonder", "do you know", "I'd like to know"
     "mind", "telling", "tells", "told", "wonder", "wondering", "wondered", "curious", "reckon", "recall",
     "recalling", "hi", "hello", "excuse", "sorry", "appreciate", "remind", "reminding", "comparing", "compared",
-    "done", "finished", "centred", "centered", "based", "oriented", "orientated"))
+    "done", "finished", "centred", "centered", "based", "oriented", "orientated", "check", "checking"))
 # Predicate adjectives of states ("is the door closed?") and time words end a noun phrase too.
 STATES = frozenset(("open", "closed", "clean", "dirty", "empty", "full", "messy", "tidy", "wet", "dry", "ajar",
                     "on", "off", "running", "working", "occupied", "vacant", "lit", "unlit"))
@@ -85,7 +87,9 @@ TIME_WORDS = frozenset(("moment", "moments", "second", "seconds", "minute", "min
 FUNCTION_WORDS = DETERMINERS | PRONOUNS | AUXILIARIES | PREPOSITIONS | CONJUNCTIONS | ADVERBS | VERBS | STATES | \
     TIME_WORDS
 GENERIC_HEADS = frozenset(("object", "objects", "thing", "things", "item", "items", "stuff", "one", "ones",
-                           "something", "anything", "furniture", "appliance", "appliances", "following", "followings"))
+                           "something", "anything", "furniture", "appliance", "appliances", "following", "followings",
+                           # body parts: "without moving my feet", "get my hand on"
+                           "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers"))
 # Nouns that name a part of space, not an object: "the left of", "the top of", "the center of".
 REGION_NOUNS = frozenset(("left", "right", "front", "back", "side", "top", "bottom", "middle", "center", "centre",
                           "edge", "end", "rear", "hand", "part", "direction", "way", "position", "location",
@@ -262,7 +266,8 @@ _AT_RE = re.compile(r"\b(?:if|suppose|supposing|imagine|assuming|when|say)\b[^,.
 _FACE_RE = re.compile(r"\b(?:face|faced|facing|facing towards?|turn to face|turned to face|turn towards|turned towards|"
                       r"turn toward|turned toward|turn to look at|turned to look at|look(?:ed|ing|s)? (?:straight |"
                       r"directly |right )?at|look towards|looking towards)\s+(?P<np>[^,.;?:]+)")
-_IN_FRONT_RE = re.compile(r"\b(?:the|a|an|my)\s+(?P<np>(?:(?!(?:the|a|an|my|and|or)\b)[a-z']+\s+){1,4})(?:is|was|are)\s+"
+_IN_FRONT_RE = re.compile(r"\b(?P<with>with\s+)?(?:the|a|an|my)\s+(?P<np>(?:(?!(?:the|a|an|my|and|"
+                          r"or)\b)[a-z']+\s+){1,4})(?:(?:is|was|are)\s+)?"
                           r"(?:directly\s+|right\s+|straight\s+)?in front of (?:me|you|us)\b")
 _ENTER_RE = re.compile(r"\b(?:when|as|after)\s+(?:i|you|one|we)\s+(?:enter|enters|entered|walk in|walks in|come in|"
                        r"comes in)\b[^,.;?]*|\bfrom the (?:doorway|door|entrance)\b")
@@ -292,7 +297,7 @@ def viewpoint(text: str, places: frozenset[str] = frozenset(),
         facing = _first_phrase(m.group("np"), places)
         parts.append(m.group(0))
     m = _IN_FRONT_RE.search(low)
-    if m and facing is None and _HYPOTHETICAL.search(low):
+    if m and facing is None and (_HYPOTHETICAL.search(low) or m.group("with")):
         facing = _first_phrase(m.group("np"), places)
         parts.append(m.group(0))
     m = _ENTER_RE.search(low)

@@ -55,7 +55,7 @@ SYNONYM_GROUPS = (
 
 _IRREGULAR = {"people": "person", "knives": "knife", "shelves": "shelf", "leaves": "leaf", "mice": "mouse",
               "feet": "foot", "children": "child", "men": "man", "women": "woman", "teeth": "tooth",
-              "boxes": "box", "dishes": "dish", "scissors": "scissors",
+              "boxes": "box", "dishes": "dish", "scissors": "scissors", "tvs": "tv",
               "pants": "pants", "shorts": "shorts", "sneakers": "sneakers", "slippers": "slippers",
               "tongs": "tongs", "headphones": "headphones", "series": "series", "species": "species"}
 _NO_SINGULAR_SUFFIX = ("ss", "us", "is", "ics")
