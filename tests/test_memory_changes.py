@@ -63,3 +63,27 @@ def test_reach_and_direction_two_seconds_after_a_put_down_use_the_new_place():
         old.observe_perception(perceive([MUG, BOOK], far_eye, K, float(k), k))
     old.observe_perception(perceive([BOOK], near_new, K, 5.0, 5))
     assert old.ask("Can I reach the mug?", t=5.0, options=["Yes.", "No."]).letter == "B"
+
+
+def _agent_after_changes():
+    agent = Agent(AgentConfig.from_dict({"memory": {"up_world": [0.0, 0.0, 1.0]}}))
+    apple = Box(3, "apple", (0.4, 0.5, 0.04), (0.08, 0.08, 0.08))
+    for k in range(5):
+        agent.observe_perception(perceive([MUG, BOOK], EYE, K, float(k), k))
+    for k in range(5, 9):  # mug moved, book taken away
+        agent.observe_perception(perceive([MOVED], EYE, K, float(k), k))
+    for k in range(9, 12):  # an apple put where nothing was (that place in view all along)
+        agent.observe_perception(perceive([MOVED, apple], EYE, K, float(k), k))
+    return agent
+
+
+def test_questions_on_change_are_answered_from_the_events_at_the_asked_time():
+    agent = _agent_after_changes()
+    ask = agent.ask
+    assert ask("What did I move?", t=11.0, options=["The book.", "The mug.", "The apple."]).letter == "B"
+    assert ask("Which of these is missing now?", t=11.0, options=["The mug.", "The book."]).letter == "B"
+    assert ask("What is new?", t=11.0, options=["The apple.", "The book.", "The mug."]).letter == "A"
+    still = ask("Is the book still there?", t=11.0, options=["Yes.", "No."])
+    assert still.letter == "B" and "no longer there" in still.text
+    assert ask("Is the book still there?", t=4.0, options=["Yes.", "No."]).letter == "A"  # as known then
+    assert ask("What did I move?", t=4.0, options=["The book.", "The mug."]).flags  # nothing moved yet: no evidence

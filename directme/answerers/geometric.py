@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
@@ -22,57 +21,24 @@ from ..memory.snapshot import ObjectNode
 from ..query.ego import current_place, direction_text, ego_frame_at, object_place, place_votes, position_at
 from ..query.intent import HERE, MIN_PARSE_CONFIDENCE, Primitive, Target, TimeKind
 from ..query.options import OptionKind, OptionMeaning
-from ..query.retrieval import Match, match_target
+from ..query.retrieval import match_target
 from ..query.timeref import place_event_index, place_runs, subject_place
 from ..query.vocab import canonical, counted, label_keys
 from ..query.types import QueryContext
-from ..types import OPTION_LETTERS, Answer, Flag, TextEnum
+from ..types import OPTION_LETTERS, Answer, Flag
+from .changes import change_kind, describe, events_of, option_scores
 from .counting import count_belief
+from .prediction import Prediction, PredictionKind
+from .prediction import angle_diff as _angle_diff
+from .prediction import best_node as _best_node
+from .prediction import known_place as _known_place
+from .prediction import no_answer as _none
+from .prediction import target_nodes as _target_nodes
 
 _EPS = 1e-4
 _PATH_WORDS = re.compile(r"\b(path|route|trajectory|way|where have i been|which (rooms|places) did i)\b")
-_NO_ROOM = ("unknown", "none")  # place tags that name no room
 _ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
 _FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b|\bon (?:which|what) (?:floor|storey|level)\b")
-
-
-class PredictionKind(TextEnum):
-    """The form of what memory says."""
-
-    AZIMUTH = "azimuth"  # an ego direction
-    PLACES = "places"  # a probability per room
-    PATH = "path"  # the wearer's path in metres and turns
-    COUNT = "count"
-    YES = "yes"  # a yes/no probability
-    TARGETS = "targets"  # a score per asked object
-    DISTANCE = "distance"  # metres
-    NONE = "none"  # no evidence
-
-
-@dataclass
-class Prediction:
-    """What memory says, in one of several forms, with a confidence in [0, 1]."""
-
-    kind: PredictionKind
-    text: str = ""
-    confidence: float = 1.0
-    azimuth_deg: float = 0.0
-    places: dict[str, float] = field(default_factory=dict)  # tag -> probability
-    count: int = 0
-    p_yes: float = 0.5
-    target_scores: dict[str, float] = field(default_factory=dict)  # target key -> score
-    metres: float = 0.0
-    count_pmf: tuple[float, ...] = ()  # P(count = k) per k, when the count is uncertain
-    flags: tuple[Flag, ...] = ()
-
-
-def _none(reason: str, flag: Flag = Flag.NO_EVIDENCE) -> Prediction:
-    return Prediction(PredictionKind.NONE, text=reason, confidence=0.0, flags=(flag,))
-
-
-def _known_place(tag: Optional[str]) -> Optional[str]:
-    """A place tag that names a room, else None (memory tags untagged places "unknown")."""
-    return tag if tag and tag.strip().lower() not in _NO_ROOM else None
 
 
 def _open_side_deg(ctx: QueryContext, R: np.ndarray, p_ref: np.ndarray, t: float,
@@ -86,24 +52,6 @@ def _open_side_deg(ctx: QueryContext, R: np.ndarray, p_ref: np.ndarray, t: float
     if not len(d):
         return None
     return azimuth_deg(d.mean(axis=0))
-
-
-def _angle_diff(a: float, b: float) -> float:
-    return abs((a - b + 180.0) % 360.0 - 180.0)
-
-
-def _best_node(ctx: QueryContext, i: int) -> Optional[ObjectNode]:
-    matches: tuple[tuple[Match, ...], ...] = ctx.facts.matches
-    if i >= len(matches) or not matches[i]:
-        return None
-    top = max(m.score for m in matches[i])
-    nodes = [ctx.snapshot.objects[m.node_id] for m in matches[i] if m.score >= top - 1e-9]
-    return max(nodes, key=lambda n: (n.present, n.n_obs, n.last_seen_s))
-
-
-def _target_nodes(ctx: QueryContext, i: int) -> list[ObjectNode]:
-    matches = ctx.facts.matches
-    return [ctx.snapshot.objects[m.node_id] for m in matches[i]] if i < len(matches) else []
 
 
 class GeometricAnswerer:
@@ -155,7 +103,7 @@ class GeometricAnswerer:
                   P.DISTANCE_COMPARE: self._distance, P.REACHABILITY: self._reach, P.COUNT: self._count,
                   P.COUNT_CHANGE: self._count, P.CATEGORY_RECALL: self._recall, P.MY_TRAJECTORY: self._my_room,
                   P.DISTANCE: self._metres, P.OBJECTS_AROUND: self._objects_around,
-                  P.CURRENT_PLACE: self._current_place}[prim]
+                  P.CURRENT_PLACE: self._current_place, P.CHANGES: self._changes}[prim]
         return solver(ctx)
 
     def _ego_direction(self, ctx: QueryContext) -> Prediction:
@@ -334,6 +282,29 @@ class GeometricAnswerer:
         if tag is None:
             return _none(f"event '{ref.text}' not in memory")
         return Prediction(PredictionKind.PLACES, f"The {tag} (your path: {path}).", places={canonical(tag): 1.0})
+
+    def _changes(self, ctx: QueryContext) -> Prediction:
+        """What changed (memory/events.py, as known at the asked time): the moved / new / missing objects,
+        scored per object option; or, with one object named, whether it is still where memory saw it."""
+        kind = change_kind(ctx.question)
+        place = ctx.intent.places[0] if ctx.intent.places else None
+        if kind is None:  # "is the cup still there": its presence belief
+            node = _best_node(ctx, 0)
+            if node is None:
+                return _none("the object is not in memory")
+            p = float(node.presence_p)
+            where = _known_place(object_place(ctx.snapshot, node, -1))
+            verdict = "still there" if p >= 0.5 else "no longer there"
+            return Prediction(PredictionKind.YES, f"The {node.label} is {verdict} (P={p:.2f}, last seen at "
+                              f"{node.last_seen_s:.0f} s{' in the ' + where if where else ''}).", p_yes=p)
+        events = events_of(ctx, kind, place)
+        scores = option_scores(ctx, events)
+        text = describe(events, kind)
+        if scores:
+            hit = [k for k, v in scores.items() if v > 0]
+            return Prediction(PredictionKind.TARGETS, text, 1.0 if len(hit) == 1 else 0.5, target_scores=scores,
+                              p_yes=0.9 if events else 0.1)
+        return Prediction(PredictionKind.YES, text, 1.0 if events else 0.6, p_yes=0.9 if events else 0.1)
 
     def _extreme(self, ctx: QueryContext) -> Prediction:
         """"What is the nearest object to me?", "Which chair is farthest from the door?": the closest (or

@@ -203,6 +203,7 @@ class GoneConfig:
     depth_tol_m: float = 0.03  # "empty": scene depth there >= point depth + tol + rel * depth
     depth_rel: float = 0.01  # the relative part of that tolerance
     min_empty: float = 0.6  # fraction of the object's visible, unoccluded points that must be empty to see through
+    empty_rel: float = 0.0  # extra relative depth margin (x depth) before a point counts as seen through
     min_px: float = 6.0  # the object must project to at least this many pixels across for any evidence
     min_visible: float = 0.3  # share of its points in view and unoccluded below which a view says nothing
     full_view: float = 0.5  # share in view and unoccluded from which a view's evidence counts in full (less: in part)
@@ -210,7 +211,7 @@ class GoneConfig:
     def __post_init__(self) -> None:
         _check(self, positive=("depth_tol_m", "min_px", "full_px"), unit=("min_empty", "p_detect", "p_false", "prior",
                                                                           "present_p", "min_visible", "full_view"),
-               non_negative=("margin_px", "depth_rel"))
+               non_negative=("margin_px", "depth_rel", "empty_rel"))
         if not 0 < self.p_false < self.p_detect < 1 or not 0 < self.prior < 1:
             raise InvalidInputError(f"{_path(self, 'p_false')} < {_path(self, 'p_detect')} must lie in (0, 1) and "
                                     f"{_path(self, 'prior')} in (0, 1), got {self.p_false!r}, {self.p_detect!r}, "

@@ -19,7 +19,7 @@ as of any past t is read back exactly.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -102,10 +102,16 @@ def update_seen(seen: Mapping[int, float], objs: ObjectStore, t_s: float) -> Non
         set_presence(rec, objs, t_s, sighting(rec, score, cfg))
 
 
-def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectStore) -> list[ObjectRecord]:
+def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectStore,
+                  seen_here: Sequence[tuple[int, np.ndarray]] = (),
+                  walked: Callable[[ObjectRecord], float] = lambda rec: 0.0) -> list[ObjectRecord]:
     """Absence evidence for the unseen objects (present, or gone but not yet certainly) this frame should
-    have shown; returns the
-    objects that became gone in it (the caller decides whether a gone tentative node was a misplaced view)."""
+    have shown. A view is void for an object when this frame has an instance of its label (``seen_here``:
+    label id, world centre) within its drift allowance (``association.reentry_radius_m`` + ``drift_per_m``
+    x metres ``walked`` since it was last seen, at most ``max_reentry_m``): that is likely the object
+    itself, seen displaced by pose drift or matched to a duplicate, not its absence. Returns the objects
+    that are not present after this frame's evidence against them (the caller decides whether a tentative
+    one was a misplaced view of a neighbour)."""
     cfg, gcfg, f = objs.cfg, objs.cfg.gone, fp.frame
     n = objs.n_records
     idx = np.flatnonzero(objs.live_alive[:n] & (objs.live_belief[:n] > gcfg.min_logodds))  # gone ones too: until certain
@@ -120,8 +126,14 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     in_view = (c_cam[:, 2] > cfg.map.min_cam_depth_m) & (size_px >= gcfg.min_px) & (u_c > -size_px) \
         & (u_c < K.width + size_px) & (v_c > -size_px) & (v_c < K.height + size_px)
     became_gone = []
+    a = cfg.association
     for j in np.flatnonzero(in_view).tolist():
         rec = objs.records[int(idx[j])]
+        if seen_here:
+            label = rec.label_id_from_votes()
+            reach = min(a.reentry_radius_m + a.drift_per_m * walked(rec), a.max_reentry_m)
+            if any(lab == label and float(np.linalg.norm(c - rec.position)) <= reach for lab, c in seen_here):
+                continue
         pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
         if not len(pts):
             continue
@@ -133,7 +145,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         visible = reach.sum() / len(pts)
         if reach.sum() < 3 or visible < gcfg.min_visible:
             continue
-        if np.mean(d[reach] > zi[reach] + tol[reach]) >= gcfg.min_empty:
+        empty_tol = tol + gcfg.empty_rel * zi  # depth error grows with depth: free space must be clear of it
+        if np.mean(d[reach] > zi[reach] + empty_tol[reach]) >= gcfg.min_empty:
             delta = gcfg.empty_logodds * min(1.0, visible / gcfg.full_view)
         else:
             p_d = detection_rate(float(size_px[j]), visible, float(z_c[j]), gcfg)
@@ -142,6 +155,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
             delta = absence(p_d, gcfg)
         rec.first_miss_s = min(rec.first_miss_s, f.t_s)
         logodds = max(rec.belief + delta, gcfg.min_logodds)
-        if set_presence(rec, objs, f.t_s, logodds):
+        set_presence(rec, objs, f.t_s, logodds)
+        if not rec.state.present:
             became_gone.append(rec)
     return became_gone

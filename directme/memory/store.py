@@ -104,7 +104,9 @@ class SpatialMemory:
             if rec is not None and not m.far:
                 seen[rec.index] = max(seen.get(rec.index, 0.0), float(m.obs.inst.score))
         update_seen(seen, objects, t)
-        settle_gone(views_without(fp, seen, objects), objects, t)
+        seen_here = [(m.obs.label_id, m.obs.centre_w) for m in matches]
+        settle_gone(views_without(fp, seen, objects, seen_here, lambda rec: ego.walked_between(rec.obs_frame[-1])),
+                    objects, t)
         with self._cache_lock:
             self._cache.clear()
         return {tid: objects.tracked(tid).node_id for tid in assigned}

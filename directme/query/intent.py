@@ -36,6 +36,7 @@ class Primitive(TextEnum):
     DISTANCE = "distance"  # how far is X from me, or from a named reference
     OBJECTS_AROUND = "objects_around"  # what is left of / on / under / between a reference
     CURRENT_PLACE = "current_place"  # where am I, what room is this
+    CHANGES = "changes"  # what did I move, what is new / missing (in P), is X still there
     OPEN = "open"  # understood as needing a visual language model (attributes, states, activities, ...)
     UNKNOWN = "unknown"  # not understood
 
@@ -100,7 +101,8 @@ KIND_OF_PRIMITIVE = {
     Primitive.REACHABILITY: "reachability", Primitive.COUNT: "count", Primitive.COUNT_CHANGE: "quantity_change",
     Primitive.CATEGORY_RECALL: "category_recall", Primitive.MY_TRAJECTORY: "my_trajectory",
     Primitive.OBJECT_TRAJECTORY: "object_trajectory", Primitive.OBJECT_LOCATION: "place",
-    Primitive.CURRENT_PLACE: "place", Primitive.OPEN: "open", Primitive.UNKNOWN: "open",
+    Primitive.CURRENT_PLACE: "place", Primitive.CHANGES: "object_trajectory", Primitive.OPEN: "open",
+    Primitive.UNKNOWN: "open",
 }
 MIN_PARSE_CONFIDENCE = 0.5  # below this the geometric answerer abstains (answerer option min_parse_confidence)
 
@@ -425,6 +427,18 @@ _FRAME_NOUNS = {"room", "rooms", "floor", "level", "storey", "color", "colour", 
 _WALKED_RE = re.compile(r"\bhow (?:far|much distance|many (?:meters|metres|steps|feet|km|kilometres|kilometers|miles|"
                         r"yards))\b|\bdistance\b")
 _FRAME_PHRASES = {("room",), ("rooms",), ("place",), ("location",), ("spot",), ("part",), ("number",), ("amount",)}
+# questions on what changed (answerers/changes.py): the moved / new / missing objects, or whether one is still there
+_CHANGE_RE = re.compile(
+    r"\b(?:what|which)(?: of (?:these|those|the following|them))?(?: (?:objects?|things?|items?|ones?))? (?:did|have|had) "
+    r"(?:i|we) (?:move|moved|pick(?:ed)? up|"
+    r"carr(?:y|ied)|take|taken|put (?:down|away))\b(?! (?:the|my|a|an|this|that)\b)"
+    r"|\b(?:what|which)(?: of (?:these|those|the following|them))?(?: (?:objects?|things?|items?))?"
+    r"(?:'s| is| are| was| were| has| have)? (?:been )?"
+    r"(?:new|added|missing|gone|removed|taken away|different|changed|moved)\b"
+    r"|\b(?:anything|something) (?:new|missing|different|moved|changed)\b|\bwhat (?:has|had) changed\b"
+    r"|^(?:is|are) (?:the |my |that |those |these )?[\w' -]+? still (?:there|here|in|on|at|by|next to|where)\b")
+_CHANGE_WORDS = {"new", "missing", "gone", "removed", "different", "changed", "moved", "anything", "something",
+                 "thing", "things", "object", "objects", "item", "items"}
 _CAME_FROM_RE = re.compile(r"\b(?:come|came) (?:out of|from)\b|\bhad (?:just )?(?:left|been in|exited)\b")
 _QUANTITY_NOUNS = {"piece", "pieces", "pair", "pairs", "set", "sets", "bunch", "slice", "slices", "bit", "bits",
                    "lot", "lots", "couple", "group", "groups", "stack", "stacks", "pile", "piles", "kind", "kinds",
@@ -730,6 +744,11 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     if not ref_text and viewpoint is not None and viewpoint.at is not None:
         ref_text = viewpoint.at.text
     walked = primitive == Primitive.MY_TRAJECTORY and bool(_WALKED_RE.search(text))
+    if _CHANGE_RE.search(text):  # a high-precision cue: it decides whatever the kind classifier said
+        primitive, confidence, how = Primitive.CHANGES, max(confidence, 0.8), "rule"
+        flags = [f for f in flags if f not in (Flag.NO_TARGET, Flag.NOT_UNDERSTOOD)]
+        all_targets = [t for t in all_targets if t.key not in _CHANGE_WORDS and canonical(t.key) not in
+                       {canonical(p) for p in places}]
     return Intent(question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
                   places=tuple(dict.fromkeys(places)), comparison=comparison,
                   binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
