@@ -10,6 +10,9 @@ Mean pooling and unit norm as sentence-transformers does. Cosine to the fp32 vec
 Only vectors of this encoder are compared with each other (the prototypes are embedded with it too)."""
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
+
 import warnings
 from typing import Sequence
 
@@ -89,7 +92,8 @@ class Int8MiniLM:
         with torch.inference_mode():
             if len(texts) == 1:
                 ids = self.tokenizer(texts[0], truncation=True, max_length=self.max_tokens)["input_ids"]
-                out[0] = self._forward(torch.tensor([ids], dtype=torch.long))[0].numpy()
+                with _one_thread(torch):  # a ~20-token forward: splitting it across busy cores only adds waits
+                    out[0] = self._forward(torch.tensor([ids], dtype=torch.long))[0].numpy()
                 return out
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths: little padding
             for i in range(0, len(order), batch):
@@ -98,6 +102,24 @@ class Int8MiniLM:
                                      padding=True, return_tensors="pt")
                 out[rows] = self._forward(enc["input_ids"], enc["attention_mask"]).numpy()
         return out
+
+
+_THREADS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _one_thread(torch):
+    """torch's intra-op thread count set to 1 for one short forward, then restored. The setting is
+    process-wide: torch work in other threads runs single-threaded for those few milliseconds."""
+    with _THREADS_LOCK:
+        before = torch.get_num_threads()
+        if before > 1:
+            torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            if before > 1:
+                torch.set_num_threads(before)
 
 
 def _params(norm) -> tuple:
