@@ -248,11 +248,20 @@ def test_interrupted_wait_leaves_the_lock_usable():
     def holder():
         with lock.read():
             held.set()
-            release.wait(10)
+            release.wait(60)
+
+    def interrupt_when_waiting():
+        # once the main thread waits for the write lock, Ctrl-C to it (os.kill may hand the signal to another
+        # thread, which does not wake the main thread's wait on a busy machine)
+        deadline = time.monotonic() + 30
+        while not lock._waiting_writers and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     th = _in_thread(holder)
     held.wait(5)
-    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer = threading.Thread(target=interrupt_when_waiting, daemon=True)
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         lock.acquire_write()  # waits for the reader, interrupted

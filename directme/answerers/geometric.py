@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..geometry import azimuth_deg, clock_hour, ground_distance_m
-from ..memory.snapshot import ObjectNode
+from ..memory.snapshot import EventKind, ObjectNode
 from ..query.ego import current_place, direction_text, ego_frame_at, object_place, place_votes, position_at
 from ..query.intent import HERE, MIN_PARSE_CONFIDENCE, Primitive, Target, TimeKind
 from ..query.options import OptionKind, OptionMeaning
@@ -63,7 +63,7 @@ class GeometricAnswerer:
                  distance_scale_m: float = 0.1, reach_scale_m: float = 0.05, count_min_obs: int = 1,
                  duplicate_radius_m: float = 0.4, count_sure_p: float = 0.95,
                  min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
-                 side_range_m: float = 2.5) -> None:
+                 side_range_m: float = 2.5, put_back_p: float = 0.9) -> None:
         self.direction_sigma_deg = direction_sigma_deg
         self.clock_sigma_deg = clock_sigma_deg
         self.distance_scale_m = distance_scale_m
@@ -74,6 +74,7 @@ class GeometricAnswerer:
         self.min_parse_confidence = min_parse_confidence  # below it the answerer abstains
         self.near_m = near_m  # "next to", "near", "by": ground distance to the reference
         self.side_range_m = side_range_m  # "left of", "behind": how far from the reference
+        self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
 
     # ------------------------------------------------------------------ solvers per primitive
     def predict(self, ctx: QueryContext) -> Prediction:
@@ -423,7 +424,8 @@ class GeometricAnswerer:
                 return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
             return Prediction(PredictionKind.PLACES, f"No move of the {node.label} was seen; it is in the {tag}.", 0.5,
                               places={canonical(tag): 1.0})
-        idx = (0 if ctx.intent.time_ref.which == "first" else n_place - 2) if before else n_place - 1
+        idx = (0 if ctx.intent.time_ref.which == "first" else n_place - 1 - (not _put_back(ctx, node, self.put_back_p))) if before \
+            else n_place - 1
         tag = _known_place(object_place(ctx.snapshot, node, idx))
         if not tag:
             return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
@@ -509,6 +511,23 @@ class GeometricAnswerer:
 def _share(votes: dict[str, float], place: str) -> float:
     total = sum(votes.values())
     return float(sum(w for t, w in votes.items() if canonical(t) == canonical(place)) / total) if total > 0 else 0.0
+
+
+def _put_back(ctx: QueryContext, node: ObjectNode, sure_p: float) -> bool:
+    """Was the object found gone from its current placement (with probability ``sure_p`` at least) and seen
+    there again since the placement began (taken and put back about where it was)? Then the latest pickup was
+    from that placement, not from the one before. (A brief doubt - a view or two that missed it - is not that;
+    nor is gone without a return: a view that missed it by pose drift also does that.)"""
+    start = node.position_history[-1][0] if node.position_history else node.first_seen_s
+    removed = False
+    for e in ctx.snapshot.changes:
+        if e.node_id != node.node_id or e.before_s <= start:
+            continue
+        if e.kind == EventKind.REMOVED:
+            removed = e.confidence >= sure_p
+        elif e.kind == EventKind.RETURNED and removed:
+            return True
+    return False
 
 
 def _room_scores(ctx: QueryContext, node: ObjectNode, placement: int, best: str) -> dict[str, float]:

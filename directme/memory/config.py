@@ -182,6 +182,15 @@ class KeyframeConfig:
             raise InvalidInputError(f"{_path(self, 'jpeg_quality')} must be in [1, 100], got {self.jpeg_quality!r}")
 
 
+# Things fixed to the building or too heavy to be carried off in everyday life: a sink or a wall clock that
+# a view misses (pose drift, occlusion, a detector miss) has not left; their absence needs more evidence.
+FIXED_LABELS = ("bathtub", "bed", "blackboard", "whiteboard", "cabinet", "shelf", "bookshelf", "wardrobe", "closet",
+                "clock", "couch", "sofa", "desk", "dining table", "stove", "oven", "mirror", "picture", "frame",
+                "painting", "refrigerator", "fridge", "sink", "toilet", "washing machine", "drying machine", "dryer",
+                "dishwasher", "fireplace", "radiator", "window", "door", "curtain", "counter", "countertop", "tv",
+                "television", "shower", "bathroom counter")
+
+
 @dataclass(frozen=True)
 class GoneConfig:
     """Presence as a belief (memory/presence.py): the log-odds that an object is at its place, raised by
@@ -207,10 +216,13 @@ class GoneConfig:
     min_px: float = 6.0  # the object must project to at least this many pixels across for any evidence
     min_visible: float = 0.3  # share of its points in view and unoccluded below which a view says nothing
     full_view: float = 0.5  # share in view and unoccluded from which a view's evidence counts in full (less: in part)
+    fixed_labels: tuple[str, ...] = FIXED_LABELS  # built-in or heavy things that seldom leave (a label part or its last word)
+    fixed_absence_scale: float = 0.2  # share of the evidence of absence counted for those (a low prior of removal)
 
     def __post_init__(self) -> None:
         _check(self, positive=("depth_tol_m", "min_px", "full_px"), unit=("min_empty", "p_detect", "p_false", "prior",
-                                                                          "present_p", "min_visible", "full_view"),
+                                                                          "present_p", "min_visible", "full_view",
+                                                                          "fixed_absence_scale"),
                non_negative=("margin_px", "depth_rel", "empty_rel"))
         if not 0 < self.p_false < self.p_detect < 1 or not 0 < self.prior < 1:
             raise InvalidInputError(f"{_path(self, 'p_false')} < {_path(self, 'p_detect')} must lie in (0, 1) and "

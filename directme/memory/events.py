@@ -9,7 +9,8 @@ construction). Kinds:
 - ``moved``: a new placement (picked up, carried and put down elsewhere); the interval runs from the last
   sighting at the old place to the first at the new one;
 - ``removed``: its presence belief fell below ``gone.present_p``; from its last sighting to the first
-  evidence of absence;
+  evidence of absence; its confidence is one minus the lowest presence probability until it was seen again
+  (or until t);
 - ``returned``: present again after having been found gone.
 """
 from __future__ import annotations
@@ -59,11 +60,19 @@ def record_events(rec: ObjectRecord, t_s: float, label: str,
                 out.append(ChangeEvent(EventKind.RETURNED, rec.node_id, label, _last_before(obs_t, row.t_s),
                                        row.t_s, row.t_s, None, row.position_w, p_now, f"seen again at {row.t_s:.1f} s"))
             elif not math.isnan(row.gone_since_s):
+                back = next((r.t_s for r in rows if r.t_s > row.t_s and r.present), t_s)
                 out.append(ChangeEvent(EventKind.REMOVED, rec.node_id, label, _last_before(obs_t, row.gone_since_s),
-                                       row.gone_since_s, row.t_s, row.position_w, None, 1.0 - p_now,
+                                       row.gone_since_s, row.t_s, row.position_w, None, 1.0 - _least_presence(rec, row.t_s, back),
                                        f"its place seen without it from {row.gone_since_s:.1f} s"))
             present = row.present
     return out
+
+
+def _least_presence(rec: ObjectRecord, t0: float, t1: float) -> float:
+    """The lowest presence probability the belief log holds in [t0, t1) (how surely it was found gone)."""
+    lo, hi = bisect_left(rec.pres_t, t0), bisect_left(rec.pres_t, t1)
+    least = min(rec.pres_l[lo:hi], default=math.nan) if hi > lo else math.nan
+    return rec.presence_at(t0) if math.isnan(least) else 1.0 / (1.0 + math.exp(-float(least)))
 
 
 def _first_present(rows, first_t: float) -> float:

@@ -24,6 +24,7 @@ class ObjectStore:
         self.records: list[ObjectRecord] = []
         self.labels: list[str] = []
         self._label_ids: dict[str, int] = {}
+        self._fixed: dict[int, bool] = {}  # label id -> one of memory.gone.fixed_labels
         self.track_map: dict[int, int] = {}  # tracker id -> record index it was last bound to
         self.timeline = Timeline()
         self.images = ImageStore(cfg.keyframes.image_max_side, cfg.keyframes.jpeg_quality)
@@ -45,6 +46,15 @@ class ObjectStore:
             i = self._label_ids[label] = len(self.labels)
             self.labels.append(label)
         return i
+
+    def is_fixed(self, label_id: int) -> bool:
+        """Is this label one of ``gone.fixed_labels`` (a part of "A/B" or its last words equal to an entry)?"""
+        hit = self._fixed.get(label_id)
+        if hit is None:
+            fixed = self.cfg.gone.fixed_labels
+            words = [" ".join(part.lower().replace("_", " ").split()) for part in self.labels[label_id].split("/")]
+            hit = self._fixed[label_id] = any(w == f or w.endswith(" " + f) for w in words for f in fixed)
+        return hit
 
     def new_record(self) -> ObjectRecord:
         rec = ObjectRecord(len(self.records))

@@ -9,7 +9,9 @@ Evidence (``memory.gone``, config.py):
   is there, but the detector did not report this object) it adds ``log((1 - p_d) / (1 - p_false))`` with
   ``p_d`` the expected detection rate: ``p_detect`` scaled by the object's size in pixels and the share
   of it in view;
-- out of view or occluded: nothing (the object is not observed, which is not evidence of absence).
+- out of view or occluded: nothing (the object is not observed, which is not evidence of absence);
+- things fixed to the building or heavy (``gone.fixed_labels``: a sink, a wall clock) seldom leave: the
+  evidence of absence against them counts ``gone.fixed_absence_scale`` times (a lower prior of removal).
 
 The belief saturates at ``max_logodds`` / ``min_logodds``. An object is present while its probability is
 at least ``present_p``: the one definition of "gone" used by memory (state rows, the timeline), query and
@@ -153,6 +155,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
             if p_d <= gcfg.p_false:
                 continue
             delta = absence(p_d, gcfg)
+        if objs.is_fixed(rec.label_id_from_votes()):
+            delta *= gcfg.fixed_absence_scale
         rec.first_miss_s = min(rec.first_miss_s, f.t_s)
         logodds = max(rec.belief + delta, gcfg.min_logodds)
         set_presence(rec, objs, f.t_s, logodds)

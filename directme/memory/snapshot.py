@@ -99,7 +99,8 @@ class ChangeEvent:
     known_s: float  # when memory concluded it (<= the snapshot time)
     position_from_w: Optional[tuple[float, float, float]]  # where it was (None for an appearance)
     position_to_w: Optional[tuple[float, float, float]]  # where it is after (None for a removal)
-    confidence: float  # presence probability after an appearance / return, its complement after a removal;
+    confidence: float  # presence probability after an appearance / return; after a removal, one minus the
+    # lowest presence probability until it was seen again;
     # for a move, the share of the new placement's sightings among those since the move began
     evidence: str  # the observations it rests on, in words
 
