@@ -72,6 +72,20 @@ def test_unseen_object_is_low_confidence():
 def test_options_that_do_not_fit_are_flagged():
     a = ask("Which side is the TV on right now?", ["Bananas.", "Forty-two.", "Purple."])
     assert a.confidence == 0.0 and "options_mismatch" in a.flags
+    assert a.letter is None and "abstained" in a.flags  # nothing on a common scale: no silent "A"
+
+
+def test_count_off_the_options_takes_the_nearest_at_zero_confidence():
+    from directme.answerers.geometric import _nearest_option
+    from directme.answerers.prediction import Prediction, PredictionKind
+    from directme.query.options import parse_options
+    from directme.query.vocab import Vocabulary
+
+    opts = parse_options(["Four.", "Five.", "One.", "Three.", "Two."], Vocabulary())
+    raw = _nearest_option(Prediction(PredictionKind.COUNT, count=0), opts)
+    assert max(range(5), key=lambda i: raw[i]) == 2  # "One." is nearest to none
+    far = _nearest_option(Prediction(PredictionKind.PLACES, places={"kitchen": 1.0}), opts)
+    assert not far.any()
 
 
 def test_not_understood_question():

@@ -485,11 +485,15 @@ class GeometricAnswerer:
         letter, scores, conf = None, None, pred.confidence
         if opts:
             raw = self.score_options(pred, opts, ctx.intent.targets) if pred.kind != PredictionKind.NONE else np.zeros(len(opts))
+            mismatch = raw.max(initial=0.0) < 1e-3 and pred.kind != PredictionKind.NONE
             if raw.max(initial=0.0) < 1e-3:
-                if pred.kind != PredictionKind.NONE:
+                raw = _nearest_option(pred, opts) if mismatch else np.zeros(len(opts))
+                if mismatch:
                     flags.append(Flag.OPTIONS_MISMATCH)
-                raw = np.ones(len(opts))
                 conf = 0.0
+            if raw.max(initial=0.0) <= 0.0:  # nothing to go on: no letter (never a silent "A")
+                pred = Prediction(PredictionKind.NONE, pred.text, flags=pred.flags)
+                raw = np.ones(len(opts))
             p = (raw + _EPS) / (raw + _EPS).sum()
             letters = OPTION_LETTERS[:len(opts)]
             scores = {letters[i]: float(p[i]) for i in range(len(opts))}
@@ -506,6 +510,21 @@ class GeometricAnswerer:
 
     def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
         return [self.answer(c) for c in ctxs]
+
+
+def _nearest_option(pred: Prediction, opts: Sequence[OptionMeaning]) -> np.ndarray:
+    """When no option is what memory says (0 objects among "One" .. "Five"; 3.4 m among 1, 2, 5, 8, 9 m): the
+    option nearest to it on the same scale (answered at confidence 0, flagged options_mismatch); zeros when
+    the options have no scale in common with the prediction (a room not offered)."""
+    raw = np.zeros(len(opts))
+    for i, o in enumerate(opts):
+        if pred.kind == PredictionKind.COUNT and o.number is not None:
+            raw[i] = np.exp(-abs(o.number - pred.count))
+        elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
+            raw[i] = np.exp(-abs(np.log(max(o.metres, 0.05) / max(pred.metres, 0.05))))
+        elif pred.kind == PredictionKind.AZIMUTH and o.azimuth_deg is not None:
+            raw[i] = 1.0 + np.cos(np.radians(_angle_diff(o.azimuth_deg, pred.azimuth_deg)))
+    return raw
 
 
 def _share(votes: dict[str, float], place: str) -> float:
