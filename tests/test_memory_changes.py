@@ -65,6 +65,24 @@ def test_reach_and_direction_two_seconds_after_a_put_down_use_the_new_place():
     assert old.ask("Can I reach the mug?", t=5.0, options=["Yes.", "No."]).letter == "B"
 
 
+def test_a_move_seen_after_the_old_place_was_found_empty_is_present_at_once():
+    """Taken away (its place seen empty: gone), then seen put down elsewhere by the same track: the view that
+    confirms the move is a sighting at the new place, so the object is present there from that frame."""
+    bag, put = Box(4, "backpack", (0.0, 0.0, 0.2), (0.35, 0.25, 0.4)), Box(4, "backpack", (0.5, -0.8, 0.2), (0.35, 0.25, 0.4))
+    eye = look_at((2.2, -0.3, 1.4), (0.2, -0.4, 0.0))
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    for k in range(5):
+        mem.update(perceive([bag, BOOK], eye, K, float(k), k))
+    for k in range(5, 8):  # carried: its place seen empty
+        mem.update(perceive([BOOK], eye, K, float(k), k))
+    gone = next(o for o in mem.as_of(7.0).objects.values() if o.label == "backpack")
+    assert not gone.present
+    mem.update(perceive([put, BOOK], eye, K, 8.0, 8))  # put down 1 m away, seen once
+    now = next(o for o in mem.as_of(8.0).objects.values() if o.label == "backpack")
+    assert now.node_id == gone.node_id and now.present
+    assert np.linalg.norm(now.position_w - put.centre_w) < 0.1 and len(now.position_history) == 2
+
+
 def _agent_after_changes():
     agent = Agent(AgentConfig.from_dict({"memory": {"up_world": [0.0, 0.0, 1.0]}}))
     apple = Box(3, "apple", (0.4, 0.5, 0.04), (0.08, 0.08, 0.08))

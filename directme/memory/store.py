@@ -101,7 +101,7 @@ class SpatialMemory:
         seen: dict[int, float] = {}  # surviving record index -> best score of its sightings this frame
         for m in matches:
             rec = objects.tracked(m.obs.inst.track_id)
-            if rec is not None and not m.far:
+            if rec is not None and (not m.far or not rec.pending):  # a far view that confirmed a move: seen there
                 seen[rec.index] = max(seen.get(rec.index, 0.0), float(m.obs.inst.score))
         update_seen(seen, objects, t)
         seen_here = [(m.obs.label_id, m.obs.centre_w) for m in matches]
