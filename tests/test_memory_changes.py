@@ -105,3 +105,51 @@ def test_questions_on_change_are_answered_from_the_events_at_the_asked_time():
     assert still.letter == "B" and "no longer there" in still.text
     assert ask("Is the book still there?", t=4.0, options=["Yes.", "No."]).letter == "A"  # as known then
     assert ask("What did I move?", t=4.0, options=["The book.", "The mug."]).flags  # nothing moved yet: no evidence
+
+
+def test_an_object_moving_with_the_camera_is_carried_then_put_down_elsewhere():
+    """Seen at rest, then held 0.6 m in front of the camera while the wearer walks (it moves with the camera),
+    then seen at rest on the floor elsewhere: carried in between, a new placement after, events for both;
+    as_of any earlier time says what was known then, and a save keeps the carry log."""
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    cup = Box(5, "cup", (0.0, 0.0, 0.05), (0.1, 0.1, 0.1))
+    for k in range(3):  # on the floor, seen from 2 m
+        mem.update(perceive([cup, BOOK], look_at((2.0, 0.0, 1.2), (0.0, 0.0, 0.0)), K, float(k), k))
+    for k in range(3, 7):  # in the hand: the wearer walks along y, the cup stays 0.6 m ahead, 0.3 m down
+        eye = look_at((0.5, -0.8 * (k - 3), 1.2), (0.5, -0.8 * (k - 3) - 1.0, 0.6))
+        held = Box(5, "cup", tuple(eye.t + eye.R @ np.array([0.0, 0.3, 0.55])), (0.1, 0.1, 0.1))
+        mem.update(perceive([held], eye, K, float(k), k))
+    put = Box(5, "cup", (0.5, -4.5, 0.05), (0.1, 0.1, 0.1))
+    for k in range(7, 9):  # put down, seen from 1.5 m
+        mem.update(perceive([put], look_at((0.5, -3.0, 1.2), (0.5, -4.5, 0.0)), K, float(k), k))
+    def cup_at(t):
+        return next(o for o in mem.as_of(t).objects.values() if o.label == "cup")
+    assert not cup_at(2.0).carried and cup_at(5.0).carried and cup_at(6.0).carried
+    assert cup_at(5.0).present  # with the wearer: not gone, although its old place is empty
+    now = cup_at(8.0)
+    assert not now.carried and len(now.position_history) == 2
+    assert np.linalg.norm(now.position_w - put.centre_w) < 0.1
+    kinds = [(e.kind, e.before_s) for e in mem.as_of(8.0).changes if e.node_id == now.node_id]
+    assert (EventKind.PICKED_UP, 4.0) in kinds and (EventKind.PUT_DOWN, 7.0) in kinds
+    picked = next(e for e in mem.as_of(8.0).changes if e.kind == EventKind.PICKED_UP)
+    assert picked.after_s == 3.0 and np.linalg.norm(np.asarray(picked.position_from_w) - cup.centre_w) < 0.6
+    assert EventKind.PUT_DOWN not in {e.kind for e in mem.as_of(6.0).changes}  # causal
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        mem.save(f"{d}/m")
+        back = SpatialMemory.load(f"{d}/m")
+    again = next(o for o in back.as_of(5.0).objects.values() if o.label == "cup")
+    assert again.carried and [e.kind for e in back.as_of(8.0).changes] == [e.kind for e in mem.as_of(8.0).changes]
+
+
+def test_the_rendered_subgraph_says_what_the_wearer_carries():
+    from directme.query.ego import relate
+
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    for k in range(3):
+        eye = look_at((0.5, -0.8 * k, 1.2), (0.5, -0.8 * k - 1.0, 0.6))
+        held = Box(5, "cup", tuple(eye.t + eye.R @ np.array([0.0, 0.3, 0.55])), (0.1, 0.1, 0.1))
+        mem.update(perceive([held], eye, K, float(k), k))
+    snap = mem.as_of(2.0)
+    cup = next(o for o in snap.objects.values() if o.label == "cup")
+    assert cup.carried and "(carried by you)" in relate(snap, cup).describe()

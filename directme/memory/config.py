@@ -101,10 +101,15 @@ class AssociationConfig:
     confirm_obs: int = 2  # a node seen in fewer frames is tentative (no drift allowance; absorbed when covered)
     ambiguous_m: float = 0.3  # two neighbours this close to equally near: which one a stray node was is unknown
     carve_min_frac: float = 0.5  # carving needs at least this share of the node's voxels in view seen through
+    carry_max_depth_m: float = 0.7  # carried: seen this close in front of the camera (a far view this close confirms no move alone) ...
+    carry_cam_tol_m: float = 0.15  # ... at about the same place in the camera frame as at its last sighting ...
+    carry_min_move_m: float = 0.3  # ... while it moved this far in the world (it moves with the wearer) ...
+    carry_window_s: float = 2.0  # ... that sighting at most this long ago
 
     def __post_init__(self) -> None:
         _check(self, positive=("match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "recent_s",
-                               "search_min_m", "mismatch_size_ratio", "ambiguous_m"),
+                               "search_min_m", "mismatch_size_ratio", "ambiguous_m", "carry_max_depth_m",
+                               "carry_cam_tol_m", "carry_min_move_m", "carry_window_s"),
                at_least_one=("move_confirm", "confirm_obs"),
                unit=("overlap_min", "label_share_min", "carve_min_frac", "tight_extent_frac"),
                non_negative=("drift_per_m", "strong_score", "track_bonus", "semantic_weight", "embed_veto_margin"))

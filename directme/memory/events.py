@@ -11,7 +11,9 @@ construction). Kinds:
 - ``removed``: its presence belief fell below ``gone.present_p``; from its last sighting to the first
   evidence of absence; its confidence is one minus the lowest presence probability until it was seen again
   (or until t);
-- ``returned``: present again after having been found gone.
+- ``returned``: present again after having been found gone;
+- ``picked_up`` / ``put_down``: a carry began (seen close to the camera and moving with it) / ended (seen at
+  rest away from the camera; the put-down place is a new placement, so a ``moved`` event comes with it).
 """
 from __future__ import annotations
 
@@ -65,6 +67,16 @@ def record_events(rec: ObjectRecord, t_s: float, label: str,
                                        row.gone_since_s, row.t_s, row.position_w, None, 1.0 - _least_presence(rec, row.t_s, back),
                                        f"its place seen without it from {row.gone_since_s:.1f} s"))
             present = row.present
+    carry = rec.carry_t[: bisect_right(rec.carry_t, t_s)]
+    for k, tc in enumerate(carry):
+        before = _last_before(obs_t, tc)
+        if k % 2 == 0:  # from where it rested at the sighting before (None: first seen in the wearer's hands)
+            rested = rec.state_at(before).position_w if before > -math.inf else None
+            out.append(ChangeEvent(EventKind.PICKED_UP, rec.node_id, label, before, tc, tc, rested, None, 1.0,
+                                   f"seen moving with the camera at {tc:.1f} s"))
+        else:
+            out.append(ChangeEvent(EventKind.PUT_DOWN, rec.node_id, label, before, tc, tc, None,
+                                   rec.state_at(tc).position_w, 1.0, f"seen at rest away from the camera at {tc:.1f} s"))
     return out
 
 

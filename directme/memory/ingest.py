@@ -81,6 +81,8 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         e = o.embedding if rec.embedding is None else rec.embedding + o.embedding
         rec.embedding = e / max(np.linalg.norm(e), 1e-12)
     objs.track_map[o.inst.track_id] = rec.index
+    if carry(rec, o, fp, objs):
+        return rec
     if m.far:
         _pending_move(rec, o, objs, t)
     else:
@@ -104,6 +106,38 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
     if not m.far:
         _keyframe(rec, o, fp, frame_pos, objs)
     return rec
+
+
+def carry(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> bool:
+    """Carried by the wearer: seen within ``association.carry_max_depth_m`` in front of the camera, at about
+    the same camera-frame place as at its sighting up to ``carry_window_s`` before (``carry_cam_tol_m``),
+    while it moved at least ``carry_min_move_m`` in the world - it moves with the camera. While carried its
+    position follows the wearer (no points added, no placement, no evidence of absence at its old place);
+    the first sighting away from the camera or standing still ends the carry and starts a new placement
+    there (put down). Returns whether this sighting was one of these (the caller adds nothing more)."""
+    a, f = objs.cfg.association, fp.frame
+    c_cam = (o.centre_w - f.T_world_cam.t) @ f.T_world_cam.R
+    ref, rec.carry_ref = rec.carry_ref, (fp.t_s, c_cam, np.asarray(o.centre_w, dtype=np.float64).copy())
+    with_camera = (0.0 < c_cam[2] <= a.carry_max_depth_m and ref is not None and fp.t_s - ref[0] <= a.carry_window_s
+                   and float(np.linalg.norm(c_cam - ref[1])) <= a.carry_cam_tol_m)
+    if with_camera and (rec.carried or float(np.linalg.norm(o.centre_w - ref[2])) >= a.carry_min_move_m):
+        if not rec.carried:
+            rec.carry_t.append(fp.t_s)  # picked up
+        rec.pending, rec.pending_voxels, rec.moving = [], VoxelSet(), False
+        if not rec.states:
+            rec.set_state(fp.t_s, first_seen_s=fp.t_s)
+        rec.set_state(fp.t_s, position_w=o.centre_w, label_id=rec.label_id_from_votes())
+        objs.sync(rec)
+        return True
+    if not rec.carried:
+        return False
+    rec.carry_t.append(fp.t_s)  # put down here
+    rec.voxels = VoxelSet()
+    rec.voxels.add(o.voxels, objs.cfg.map.max_voxels_per_object)
+    rec.placements_s.append(fp.t_s)
+    refresh_shape(rec, objs, fp.t_s, placement=len(rec.placements_s) - 1)
+    _keyframe(rec, o, fp, int(rec.obs_frame[-1]), objs)
+    return True
 
 
 def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> bool:
@@ -130,7 +164,9 @@ def _pending_move(rec: ObjectRecord, o: Obs, objs: ObjectStore, t: float) -> Non
         rec.pending, rec.pending_voxels = [], VoxelSet()
     rec.pending.append((t, o.centre_w))
     rec.pending_voxels.add(o.voxels, cfg.map.max_voxels_per_object)
-    if len(rec.pending) >= cfg.association.move_confirm:
+    # seen within reach in front of the camera it may be in the wearer's hands: one more sighting tells (carry)
+    in_hand = rec.carry_ref is not None and rec.carry_ref[1][2] <= cfg.association.carry_max_depth_m
+    if len(rec.pending) >= cfg.association.move_confirm + in_hand:
         start = rec.pending[0][0]
         rec.voxels, rec.pending, rec.pending_voxels = rec.pending_voxels, [], VoxelSet()
         rec.placements_s.append(start)

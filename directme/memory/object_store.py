@@ -118,6 +118,8 @@ class ObjectStore:
                 "merged_into": None if r.merged_into is None else [r.merged_into[0], r.merged_into[1].index],
                 "first_miss_s": None if r.first_miss_s == math.inf else r.first_miss_s,
                 "moving": r.moving,
+                "carry_ref": None if r.carry_ref is None else [r.carry_ref[0], *map(float, r.carry_ref[1]),
+                                                               *map(float, r.carry_ref[2])],
             } for r in self.records],
         }
         arrays: dict[str, np.ndarray] = {}
@@ -147,7 +149,7 @@ class ObjectStore:
         for lab in labels:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
-        optional = ("embedding", "pres_t", "pres_l")  # the belief log is newer than some saves
+        optional = ("embedding", "pres_t", "pres_l", "carry_t")  # the belief and carry logs are newer than some saves
         missing = [n for n in ObjectRecord(0).columns() if n not in names and n not in optional]
         if missing:
             raise StateError(f"obj/{missing[0]}/len", "missing")
@@ -170,6 +172,11 @@ class ObjectStore:
                                                                             else cfg.gone.min_logodds for s in rec.states])
             rec.first_miss_s = math.inf if om["first_miss_s"] is None else float(om["first_miss_s"])
             rec.moving = bool(om.get("moving", False))
+            ref = om.get("carry_ref")
+            if ref is not None:
+                if not isinstance(ref, list) or len(ref) != 7 or not all(isinstance(v, (int, float)) for v in ref):
+                    raise StateError("objects", f"object {i}'s carry_ref must be [t, 3 camera-frame, 3 world numbers]")
+                rec.carry_ref = (float(ref[0]), np.asarray(ref[1:4], np.float64), np.asarray(ref[4:7], np.float64))
         n = len(objs)
         for rec, om in zip(store.records, objs):
             into = om["merged_into"]
@@ -232,6 +239,8 @@ def _check_columns(arrays: dict[str, np.ndarray], n: int, n_labels: int, ego_t: 
         if n and lens.min() == 0:
             raise StateError(f"obj/{name}/len", f"gives object {int(np.argmin(lens))} no rows; every object has some")
         within_objects_increasing(name, data, lens)
+    if "obj/carry_t/len" in arrays:
+        within_objects_increasing("carry_t", *col("carry_t", finite=True))
     if len(st_int):
         placement_count = np.repeat(pl_lens, st_lens)
         bad = (st_int[:, 0] < 0) | (st_int[:, 0] >= n_labels) | (st_int[:, 1] < 0) | \

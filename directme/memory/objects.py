@@ -74,6 +74,8 @@ class ObjectRecord:
         self.pres_l = array("f")  # ... and the log-odds after it
         self.first_miss_s = INF  # first evidence of absence since the last sighting
         self.moving = False  # in a carry: a placement started by carving (ingest.carve), and every observation since carved
+        self.carry_t = array("d")  # carried by the wearer from carry_t[0] to carry_t[1], from carry_t[2] ... (ingest.carry)
+        self.carry_ref: Optional[tuple[float, np.ndarray, np.ndarray]] = None  # last sighting: (t, camera-frame, world centre)
 
     # ------------------------------------------------------------------ live state
     @property
@@ -146,6 +148,14 @@ class ObjectRecord:
         else:
             self.pres_t.append(t_s)
             self.pres_l.append(logodds)
+
+    @property
+    def carried(self) -> bool:
+        """Carried by the wearer now (seen close to the camera and moving with it)."""
+        return len(self.carry_t) % 2 == 1
+
+    def carried_at(self, t_s: float) -> bool:
+        return bisect_right(self.carry_t, t_s) % 2 == 1
 
     def presence_at(self, t_s: float) -> float:
         """Probability that the object was at its place, as believed at ``t_s`` (0 before any evidence)."""
@@ -228,13 +238,15 @@ class ObjectRecord:
             "votes_w": np.array(list(self.votes.values()), np.float64),
             "embedding": np.zeros(0, np.float32) if self.embedding is None else self.embedding.astype(np.float32),
             "pres_t": np.array(self.pres_t, np.float64), "pres_l": np.array(self.pres_l, np.float32),
+            "carry_t": np.array(self.carry_t, np.float64),
         }
 
     def restore_columns(self, c: dict[str, np.ndarray]) -> None:
         for name, code, dtype in (("obs_t", "d", np.float64), ("obs_frame", "i", np.int32),
                                   ("obs_label", "i", np.int32), ("obs_score", "f", np.float32),
-                                  ("pres_t", "d", np.float64), ("pres_l", "f", np.float32)):
-            if name not in c:  # a save from before the presence belief: rebuilt from the states below
+                                  ("pres_t", "d", np.float64), ("pres_l", "f", np.float32),
+                                  ("carry_t", "d", np.float64)):
+            if name not in c:  # a save from before the presence belief (rebuilt from the states) or carriage
                 continue
             col = array(code)
             col.frombytes(np.ascontiguousarray(c[name], dtype=dtype).tobytes())

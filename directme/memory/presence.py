@@ -117,7 +117,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     cfg, gcfg, f = objs.cfg, objs.cfg.gone, fp.frame
     n = objs.n_records
     idx = np.flatnonzero(objs.live_alive[:n] & (objs.live_belief[:n] > gcfg.min_logodds))  # gone ones too: until certain
-    idx = np.asarray([i for i in idx.tolist() if i not in seen and not objs.records[i].pending], dtype=np.int64)
+    idx = np.asarray([i for i in idx.tolist() if i not in seen and not objs.records[i].pending
+                      and not objs.records[i].carried], dtype=np.int64)  # a carried object is with the wearer
     if not len(idx):
         return []
     K, T = f.intrinsics, f.T_world_cam

@@ -43,6 +43,7 @@ class ObjectNode:
     attributes: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"color": "red"}
     obs_times_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # times of its observations <= snapshot t
     presence_p: float = 1.0  # probability that it is at its place, from sightings and views without it
+    carried: bool = False  # with the wearer: seen close to the camera and moving with it (memory/ingest.py carry)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +86,8 @@ class EventKind(TextEnum):
     MOVED = "moved"
     REMOVED = "removed"
     RETURNED = "returned"
+    PICKED_UP = "picked_up"  # seen moving with the camera: carried by the wearer
+    PUT_DOWN = "put_down"  # a carry ended: seen at rest, away from the camera
 
 
 @dataclass(frozen=True)

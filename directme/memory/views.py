@@ -70,6 +70,7 @@ def object_node(rec: ObjectRecord, t_s: float, labels: list[str],
         attributes={"n_placements": len(history), "moved": len(history) > 1},
         obs_times_s=np.asarray(rec.obs_t[: bisect_right(rec.obs_t, t_s)], dtype=np.float64),
         presence_p=rec.presence_at(t_s),
+        carried=rec.carried_at(t_s),
     )
 
 

@@ -32,11 +32,12 @@ class EgoRelation:
     last_seen_s: float
     present: bool
     moves: tuple[tuple[float, str], ...] = ()  # (time, place tag) of each placement, oldest first
+    carried: bool = False  # with the wearer (seen moving with the camera)
 
     def describe(self) -> str:
         reach = "within reach" if self.reachable else "out of reach"
         where = f", in the {self.place}" if self.place else ""
-        gone = "" if self.present else " (no longer there when last checked)"
+        gone = " (carried by you)" if self.carried else "" if self.present else " (no longer there when last checked)"
         moved = ""
         if len(self.moves) > 1:
             moved = "; moved: " + " -> ".join(f"{p or '?'} ({t:.0f} s)" for t, p in self.moves)
@@ -185,7 +186,8 @@ def relate(snapshot: MemorySnapshot, node: ObjectNode, t_s: Optional[float] = No
                        direction=direction_word(az), clock=clock_hour(az), distance_m=dist,
                        reachable=bool(dist <= reach_m),
                        place=object_place(snapshot, node, max(0, len(moves) - 1)),
-                       last_seen_s=min(node.last_seen_s, t), present=node.present or not at_now, moves=moves)
+                       last_seen_s=min(node.last_seen_s, t), present=node.present or not at_now, moves=moves,
+                       carried=node.carried and at_now)
 
 
 def relative_direction(snapshot: MemorySnapshot, a: ObjectNode, b: ObjectNode, t_s: Optional[float] = None) -> \
