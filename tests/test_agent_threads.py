@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import sys
 import threading
 import time
@@ -239,9 +238,10 @@ def test_reentry_and_misuse():
         pass
 
 
-@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs signals delivered to the main thread")
 def test_interrupted_wait_leaves_the_lock_usable():
-    """Ctrl-C while waiting for the write lock (a reader holds it) must not wedge later readers."""
+    """Ctrl-C while waiting for the write lock (a reader holds it) must not wedge later readers. The interrupt
+    is raised inside the wait itself (as a KeyboardInterrupt from a signal would be), so the test does not
+    depend on which thread the OS hands a signal to on a busy machine."""
     lock = ReadWriteLock()
     held, release = threading.Event(), threading.Event()
 
@@ -250,21 +250,17 @@ def test_interrupted_wait_leaves_the_lock_usable():
             held.set()
             release.wait(60)
 
-    def interrupt_when_waiting():
-        # once the main thread waits for the write lock, Ctrl-C to it (os.kill may hand the signal to another
-        # thread, which does not wake the main thread's wait on a busy machine)
-        deadline = time.monotonic() + 30
-        while not lock._waiting_writers and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.05)
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    def interrupted_wait(timeout=None):
+        assert lock._waiting_writers == 1  # the writer is queued when Ctrl-C comes
+        raise KeyboardInterrupt
 
     th = _in_thread(holder)
-    held.wait(5)
-    timer = threading.Thread(target=interrupt_when_waiting, daemon=True)
-    timer.start()
+    assert held.wait(60), "the reader thread never took the lock"
+    lock._cond.wait = interrupted_wait
     with pytest.raises(KeyboardInterrupt):
         lock.acquire_write()  # waits for the reader, interrupted
+    del lock._cond.wait
+    assert lock._waiting_writers == 0 and lock._writer is None
     release.set()
     th.join(5)
     got = []
@@ -273,8 +269,10 @@ def test_interrupted_wait_leaves_the_lock_usable():
         with lock.read():
             got.append(1)
 
-    _in_thread(reader).join(2)
+    _in_thread(reader).join(5)
     assert got, "a reader after the interrupted writer never got the lock"
+    with lock.write():  # and a writer
+        pass
 
 
 def test_locks_do_not_stop_copying(frames):
