@@ -168,28 +168,47 @@ _EVENT_VERBS = (
     ("enter", r"first entered|entered|enter|entering|walked into|walk into|walking into|went into|go into|going into|"
               r"came into|come into|coming into|stepped into|step into|stepping into|got into|getting into|"
               r"moved into|got to|get to|arrived at|arrived in|arrive at|reached|was in|were in|came to|went to|"
-              r"ended up in|end up in|ending up in|made it into|made it to|walked in to|went in to"),
+              r"ended up in|end up in|ending up in|made it into|made it to|walked in to|went in to|"
+              r"being in|been in|arriving at|arriving in|arrive in|arrived|reaching|reach|getting to|"
+              # any way of moving into a place: "headed into", "wandering into", "popped into"
+              r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|turn|cross|"
+              r"pass|go|went|gone|com|came|get|got)\w* (?:(?:my way|back|over|on|through) )?(?:into|in to|through to)|"
+              # a visit as a noun: "before my last visit to the kitchen"
+              r"(?:visit|trip|return|arrival|entry|move) (?:to|into|in|at)"),
     ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
               r"walking out of|went out of|going out of|stepped out of|stepping out of|moved out of|"
-              r"was done in|were done in|was finished in|finished in|was through with"),
+              r"was done in|were done in|was finished in|finished in|was through with|departed|departing|"
+              r"depart|out of|"
+              # any way of moving out of a place: "got out of", "headed out of", "wandered away from"
+              r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|go|went|gone|"
+              r"com|came|get|got|turn|finish)\w* (?:(?:my way|back|on) )?(?:out of|away from|out from)|"
+              r"(?:departure|exit) from"),
     ("pick", r"picked up|pick up|picking up|picked|grabbed|grab|grabbing|took|take|taking|bought|buy|buying|"
              r"lifted|removed|moved|moving|move|carried|carry|carrying|brought|bring|bringing|relocated"),
     ("put", r"put down|put|putting|placed|place|placing|dropped|drop|left behind|set down"),
     ("see", r"saw|see|seeing|seen|noticed|passed|passing|looked at|found"),
 )
 _EVENT_RE = re.compile(
-    r"\b(?P<rel>when|while|after|before|since|once|until|on|upon)\s+(?:i\s+|you\s+)?(?:had\s+|have\s+|was\s+|first\s+|"
-    r"last\s+|just\s+)*(?P<verb>" + "|".join(f"(?:{v})" for _, v in _EVENT_VERBS) + r")\b(?P<rest>.*)$")
+    r"\b(?P<rel>when|while|after|before|since|once|until|on|upon)\s+(?:i\s+|you\s+|my\s+)?(?:had\s+|have\s+|was\s+|"
+    r"having\s+|first\s+|last\s+|just\s+|most recent\s+|latest\s+)*(?P<verb>" + "|".join(f"(?:{v})" for _, v in _EVENT_VERBS) + r")\b(?P<rest>.*)$")
 _BEFORE_PLACE_RE = re.compile(r"\bbefore (?:the |my )?(?P<rest>.+)$")  # "before the kitchen"
 _AFTER_PLACE_RE = re.compile(r"\b(?:after|followed|came after|comes after|following) (?:the |my )(?P<rest>.+)$")
-_PRECEDED_RE = re.compile(r"\b(?:preceded|came before|comes before) (?:the |my )(?P<rest>.+)$")
+_PRECEDED_RE = re.compile(r"\b(?:preceded|came before|comes before|led into|leads into|led to|leads to|opened into|"
+                          r"opens into|opened onto|opens onto) (?:the |my )(?P<rest>.+)$")
 _ON_WAY_RE = re.compile(r"\b(?:to get|to go|on (?:my|the) way) (?:into|in to|to) (?:the |my )?(?P<rest>.+)$")
 # "I left the kitchen at some point; which room came right after it?": the event in an earlier clause
 _CLAUSE_EVENT_RE = re.compile(r"\bi (?:had )?(?P<verb>left|exited|entered|walked into|went into|came into|came out of|"
                               r"walked out of|stepped into|stepped out of)\s+(?:the |my )?(?P<rest>[^;,.?!]+)[;,.?!]"
                               r".*\b(?P<rel>after|before) (?:it|that|this|there)\b")
-_FROM_PLACE_RE = re.compile(r"\b(?:go|went|head|headed|move|moved|walk|walked|continue|continued|proceed|proceeded)"
-                            r"(?: on)?(?: next)?(?: to| into| on to)? from (?:the |my )(?P<rest>.+)$")  # next room
+_FROM_PLACE_RE = re.compile(r"\b(?:go|went|head|headed|move|moved|walk|walked|continue|continued|proceed|proceeded|"
+                            r"wander|wandered|carry on|carried on)"
+                            r"(?: (?:on|next|then|off|onwards?|straight|directly|to|into|on to|afterwards))* from "
+                            r"(?:the |my )(?P<rest>.+)$")  # next room
+# "which room did I come into the kitchen from": the room before the entry
+_INTO_FROM_RE = re.compile(r"(?:\b(?:come|came|coming|get|got|getting|walk|walked|walking|go|went|going|step|stepped|"
+                           r"head|headed|heading|move|moved|moving|wander|wandered|arrive|arrived) (?:in)?to |"
+                           r"\b(?:enter|entered|entering|reach|reached|arrive in|arrived in|arrive at|arrived at) )"
+                           r"(?:the |my )?(?P<rest>[a-z ]+?) from\b")
 _PICKED_FROM_RE = re.compile(r"\b(?:pick(?:ed)?|took|take|grab(?:bed)?|fetch(?:ed)?|collect(?:ed)?|got|get|"
                              r"remov(?:e|ed)) (?:up )?(?P<rest>(?:the |my |a |an )?[a-z' ]+?) (?:up )?from\s*[?.!]*$")
 _CLAUSE_PICK_RE = re.compile(r"\bi (?:had )?(?:picked up|picked|took|grabbed|lifted|moved|carried) (?:up )?"
@@ -201,7 +220,7 @@ _PREVIOUS_RE = re.compile(r"\b(?:before (?:(?:this|the current|my current)(?: on
 _FIRST_LAST_RE = re.compile(r"\b(first|initially|last|most recently|latest)\b")
 _UNIT = r"(hours?|hrs?|minutes?|mins?|seconds?|secs?)"
 _AGO_RE = re.compile(r"\b((?:" + _NUM + r"\s+" + _UNIT + r"(?:\s*,?\s*(?:and\s+)?)?)+)\s*(?:ago|back|earlier|"
-                     r"before now|previously)\b")
+                     r"before now|previously|prior|in the past|before(?=\s*[?.!,;]|\s*$))\b")
 _BACK_RE = re.compile(r"\b(?:back|(?:in|during|over|for|within) the (?:last|past))\s+"
                       r"(?:about |around |roughly |some )?((?:" + _NUM + r"\s+" + _UNIT +
                       r"(?:\s*,?\s*(?:and\s+)?)?)+)")  # "if you think back 2 minutes"
@@ -213,7 +232,7 @@ _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|
 
 def _is_event(m: re.Match) -> bool:
     """"on leaving" is an event, "on the left" is not; "since I saw the cup" dates no question."""
-    if m.group("rel") in ("on", "upon") and not m.group("verb").endswith("ing"):
+    if m.group("rel") in ("on", "upon") and not m.group(0).split()[1].endswith("ing"):  # "upon having left"
         return False
     return not (m.group("rel") == "since" and re.fullmatch(_EVENT_VERBS[-1][1], m.group("verb")))
 
@@ -225,8 +244,15 @@ def _number(tok: str) -> float:
 def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
     """Time reference and the question text with the temporal clause removed."""
     m = next((m for m in _EVENT_RE.finditer(text) if _is_event(m)), None)
+    if m is None and re.match(r"^\w+ing\b", text) and not text.startswith("upon "):
+        ref, main = _parse_time("upon " + text, vocab)  # "Leaving the kitchen, which room did I go to?"
+        if ref.kind == TimeKind.EVENT and ref.event in ("enter", "leave"):
+            return ref, main
     if m:
         kind = next(name for name, pat in _EVENT_VERBS if re.fullmatch(pat, m.group("verb")))
+        if kind == "enter" and m.group("rel") in ("after", "since", "once") and \
+                re.fullmatch(r"(?:was|were|being|been) in", m.group("verb")):
+            kind = "leave"  # "after I was in the kitchen": after its end
         rest = m.group("rest")
         clause, main = text[m.start():], text[:m.start()]
         cut = re.search(r"[,:;]", rest)
@@ -276,7 +302,8 @@ def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
 def _previous_place(text: str, vocab: Vocabulary) -> Optional[tuple[TimeRef, str]]:
     """"before the kitchen" (before entering it last) and "before this one", "previously", "came from"
     (before entering the current place): a time just before the last entry into that place."""
-    for pattern, relation, event in ((_BEFORE_PLACE_RE, "before", "enter"), (_ON_WAY_RE, "before", "enter"),
+    for pattern, relation, event in ((_INTO_FROM_RE, "before", "enter"), (_BEFORE_PLACE_RE, "before", "enter"),
+                                     (_ON_WAY_RE, "before", "enter"),
                                      (_PRECEDED_RE, "before", "enter"), (_AFTER_PLACE_RE, "after", "leave"),
                                      (_FROM_PLACE_RE, "after", "leave")):
         m = pattern.search(text)
@@ -498,11 +525,25 @@ def _analyse(text: str, vocab: Vocabulary, view: Optional[ph.Viewpoint]) -> _Phr
     view_words = {v.words for v in (view.at, view.facing) if v is not None} if view else set()
     keep: list[ph.Phrase] = []
     for p in nps:
-        frame = p.start > 0 and toks[p.start - 1] in ("what", "which", "whats", "many") and p.words[0] in _FRAME_NOUNS
+        frame = p.start > 0 and toks[p.start - 1] in ("what", "which", "whats", "many") and p.words[0] in _FRAME_NOUNS \
+            and not (p.words[0] in ("number", "amount", "count", "total") and p.words[1:2] == ("of",) and
+                     len(p.words) > 2)  # "what number of cups": the cups are asked
         if frame and (vocab.lookup(list(p.words), 0) or ("", 0))[1] < 2:  # "how many side tables": an object
             continue  # "which room", "what colour", "what kind of": the question's frame, not an object
         if p.start >= 2 and toks[p.start - 1] == "of" and toks[p.start - 2] in ("kind", "type", "sort", "kinds", "types"):
             continue  # "what type of room"
+        if all(w.isdigit() for w in p.words):
+            continue  # "treating straight ahead as 12": a number, no object
+        if len(p.words) == 1 and p.words[0].endswith("ing") and (p.start == 0 or ph.is_punct(toks[p.start - 1])) and \
+                not vocab.lookup(list(p.words), 0):
+            continue  # a participle opening a clause: "Treating straight ahead as twelve, ..."
+        if len(p.words) == 1 and toks[p.end:p.end + 1] == ["out"] and toks[p.end + 1:p.end + 2] != ["of"] and \
+                p.start > 0 and toks[p.start - 1] not in ph.DETERMINERS:
+            continue  # a phrasal verb: "trying to work out which room", "can you suss out"
+        if p.words[0] == "clock" and toks[p.start - 1:p.start] == ["a"] and len(nps) > 1 and \
+                toks[max(0, p.start - 2):p.start - 1] != ["see"] and not re.search(r"\b(?:seen|saw|spot\w*|notic\w*)\b",
+                                                                                   text):
+            continue  # "in terms of a clock", "on a clock face": an imagined clock, the frame of the answer
         before = [t for t in toks[:p.start] if t not in ph.DETERMINERS][-1:]
         if p.generic or (p.words in _FRAME_PHRASES and len(nps) > 1 and not set(before) & ph.PREPOSITIONS):
             continue  # "the room where I left the cup" (but "in the other room" is a place)
@@ -617,13 +658,14 @@ def _resolve_anaphora(text: str, ps: _Phrases, vocab: Vocabulary) -> list[ph.Phr
     return earlier[:1]
 
 
-def _guess_kind(text: str, ps: _Phrases, embedder: Optional[CachedEmbedder], use_model: bool) -> KindGuess:
+def _guess_kind(text: str, ps: _Phrases, embedder: Optional[CachedEmbedder], use_model: bool,
+                vocab: Optional[Vocabulary] = None) -> KindGuess:
     guess = cue_kind(text)
     if guess is not None:
         return guess
     guess = relation_cue(text, bool(ps.references), ps.reference_is_place)
     if guess is not None and not ps.reference_known and use_model:  # "what is in the <unknown word>": meaning decides
-        emb = classifier_for(embedder).classify(text)
+        emb = classifier_for(embedder).classify(text, vocab)
         if emb.how == "embedding" and emb.kind != guess.kind:
             return emb
     if guess is not None:
@@ -632,7 +674,7 @@ def _guess_kind(text: str, ps: _Phrases, embedder: Optional[CachedEmbedder], use
         return KindGuess("category_recall", 0.85, "rule:exists")
     if not use_model:
         return KindGuess("open", 0.0, "none")
-    return classifier_for(embedder).classify(text)
+    return classifier_for(embedder).classify(text, vocab)
 
 
 def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[Vocabulary] = None,
@@ -646,7 +688,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     time_ref, main = _parse_time(text, vocab)
     view = ph.viewpoint(text, frozenset(vocab.places), lambda toks: _protected(toks, vocab))
     ps = _analyse(main if main.strip() else text, vocab, view)
-    guess = _guess_kind(text, ps, embedder, use_model)
+    guess = _guess_kind(text, ps, embedder, use_model, vocab)
     kind, confidence, how = guess.kind, guess.confidence, guess.how
     if kind == "open" and confidence < MIN_PARSE_CONFIDENCE and options:
         implied = _from_options(options)
@@ -664,11 +706,20 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     elif kind in ("distance", "distance_compare"):
         ref = _reference_from(ps)
         asked = [p for p in _core_all(ps, vocab) if p is not ref]
+        alternatives = _alternatives(toks, asked)
+        if kind == "distance_compare" and len(alternatives) >= 2:  # "which is handier, the A or the B": A and B
+            asked = [p for p in asked if p in alternatives]
         if ref is None and kind == "distance" and len(asked) >= 2:  # "how far apart are the A and the B"
             ref, asked = asked[1], asked[:1]
         references = [ref] if ref is not None else []
     else:
-        asked = _core(ps, vocab)
+        frame = [p for p in ps.keep if p.words == ("clock",) and toks[p.start - 2:p.start] in
+                 (["on", "the"], ["by", "the"], ["using", "the"], ["of", "the"])]
+        if kind == "ego_direction" and frame and len(ps.keep) > len(frame):  # "where on the clock is the cup"
+            asked = _core(replace(ps, keep=[p for p in ps.keep if p not in frame],
+                                  asked=[p for p in ps.asked if p not in frame]), vocab)
+        else:
+            asked = _core(ps, vocab)
     if kind == "place" and not asked and ps.references and not ps.reference_is_place:
         asked = ps.references[:1]  # "which room is the plant in" parsed "in" as a relation
         references = []
@@ -676,6 +727,9 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                 "ego_direction", "reachability", "place"):
         asked = [p for p in asked if not _is_place(p, vocab) or (kind == "place" and toks[p.start - 1:p.start] not in
                                                                  (["which"], ["what"]))]
+    if kind == "my_trajectory" and any(_handled(p, toks) for p in asked):
+        # "which room did I end up leaving the cup in": the route of an object I handled, not mine
+        kind, primitive = "object_trajectory", Primitive.OBJECT_TRAJECTORY
     if not asked and kind != "relative_position":
         asked = _resolve_anaphora(text, ps, vocab)
     targets = [_to_target(p, vocab, toks) for p in asked]
@@ -738,8 +792,10 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         far = re.sub(r"\b(?:less|least) far\b", "", text)  # "which is less far away": closer
         comparison = "farther" if re.search(r"\b(farther|further|farthest|furthest|far|more distant|most distant|"
                                             r"(?:greater|larger|bigger|longer) distance|(?:longest|"
-                                            r"longer) (?:walk|trip|"
-                                            r"way to go))\b", far) else "closer"
+                                            r"longer|more of a|bigger) (?:walk|trip|stroll|"
+                                            r"way to go)|takes? (?:me |us )?(?:longer|more time|the longest|the "
+                                            r"most time)|(?:reach|get to|arrive at|come to|walk to) last)\b", far) \
+            else "closer"
     ref_text = ps.reference_text if references is ps.references else " and ".join(p.text for p in references)
     if not ref_text and viewpoint is not None and viewpoint.at is not None:
         ref_text = viewpoint.at.text
@@ -756,17 +812,53 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                   how=how, walked=walked)
 
 
+_HANDLING_VERBS = frozenset((
+    "leave", "leaving", "left", "put", "putting", "take", "taking", "took", "taken", "carry", "carrying", "carried",
+    "move", "moving", "moved", "drop", "dropping", "dropped", "set", "setting", "place", "placing", "placed", "bring",
+    "bringing", "brought", "pick", "picking", "picked", "grab", "grabbing", "grabbed", "stash", "stashed", "store",
+    "stored", "lay", "laid", "hide", "hid", "hidden", "relocate", "relocated", "shift", "shifted", "fetch", "fetched"))
+
+
+def _handled(p: ph.Phrase, toks: list[str]) -> bool:
+    """Whether the phrase is the object of a verb of handling ("leaving the cup", "moved my keys")."""
+    i = p.start - 1
+    while i >= 0 and toks[i] in ph.DETERMINERS:
+        i -= 1
+    return i >= 0 and toks[i] in _HANDLING_VERBS
+
+
 def _reference_from(ps: _Phrases) -> Optional[ph.Phrase]:
-    """"closer to the window", "how far is the table from the fridge": the phrase distances are measured from."""
+    """"closer to the window", "how far is the table from the fridge": the phrase distances are measured from.
+    Phrases joined by "or" ("am I closer to the sink or to the bath") are the compared alternatives, never it."""
     toks = ps.toks
+    alternatives = _alternatives(toks, ps.asked + ps.references)
     for p in ps.asked + ps.references:
+        if p in alternatives:
+            continue
         before = toks[max(0, p.start - 3):p.start]
         if any(t in ("to", "from") for t in before) and all(t in ph.DETERMINERS or t in ("to", "from")
                                                              for t in before[before.index(next(
                                                                  t for t in before if t in ("to", "from"))):]):
             if toks[p.start - 1] in ph.DETERMINERS or toks[p.start - 1] in ("to", "from"):
                 return p
+    first = min(alternatives, key=lambda p: p.start) if alternatives else None
+    if first is not None and any(t in ("to", "from") for t in toks[max(0, first.start - 3):first.start]):
+        subject = [p for p in ps.asked + ps.references if p not in alternatives and p.end <= first.start]
+        if len(subject) == 1:  # "is the plant nearer to the couch or to the TV": from the plant
+            return subject[0]
     return None
+
+
+def _alternatives(toks: list[str], phrases: list[ph.Phrase]) -> set[ph.Phrase]:
+    """Phrases coordinated by "or" with only determiners, commas and a repeated preposition between them
+    ("the sink or the bath", "to the sink or to the bath")."""
+    out: set[ph.Phrase] = set()
+    ordered = sorted(set(phrases), key=lambda p: p.start)
+    for a, b in zip(ordered, ordered[1:]):
+        gap = toks[a.end:b.start]
+        if "or" in gap and all(t in ph.DETERMINERS or t in ("or", ",", "to", "from", "either") for t in gap):
+            out.update((a, b))
+    return out
 
 
 def _core_all(ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:

@@ -24,7 +24,7 @@ PRONOUNS = frozenset((
     "yourself", "i'm", "it's", "you're", "we're", "they're", "he's", "she's", "i've", "i'd", "i'll", "you'd",
     "theres", "there's", "thats", "that's", "mine", "yours", "ours", "theirs", "what's", "whats", "where's", "wheres",
     "who's", "how's", "let's", "lets", "whatever", "whichever", "wherever", "whoever", "what", "where", "which",
-    "who", "whom", "whose", "why", "how", "when", "whether"))
+    "who", "whom", "whose", "why", "how", "when", "whether", "whereabouts", "whereabout"))
 AUXILIARIES = frozenset((
     "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done", "has", "have", "had",
     "can", "could", "will", "would", "shall", "should", "may", "might", "must", "isn't", "aren't", "don't",
@@ -38,7 +38,10 @@ PREPOSITIONS = frozenset((
     "than", "as", "per", "past", "throughout", "beyond", "alongside", "atop"))
 CONJUNCTIONS = frozenset(("and", "or", "but", "so", "if", "then", "because", "while", "whereas", "nor", "either",
                           "neither", "though", "although", "unless", "once", "suppose", "supposing", "assuming",
-                          "imagine", "please", "kindly", "hey", "ok", "okay", "well", "also", "too"))
+                          "imagine", "please", "kindly", "hey", "ok", "okay", "well", "also", "too",
+                          # discourse markers and interjections: "hmm, ...", "quick one: ...", "right, so ..."
+                          "hmm", "hm", "um", "umm", "uh", "er", "erm", "ah", "oh", "alright", "yeah", "yes", "yep",
+                          "quick", "quickly", "cheers", "anyhow", "besides", "otherwise"))
 ADVERBS = frozenset((
     "now", "right", "currently", "presently", "still", "just", "already", "again", "very", "exactly", "directly",
     "really", "actually", "approximately", "roughly", "possibly", "probably", "ever", "never", "always", "usually",
@@ -49,7 +52,8 @@ ADVERBS = frozenset((
     "currently", "exact", "precisely", "relative", "relatively", "compared", "originally", "initially", "overall",
     "so", "far", "anyway", "maybe", "perhaps", "sure", "thanks", "thank", "o'clock", "clockwise", "instead",
     "enough", "how", "much", "ever", "apart", "distant", "shortest", "longest", "quickest", "total",
-    "whichever", "wherever"))
+    "whichever", "wherever", "longer", "shorter", "quicker", "nearby", "presently", "present", "currently",
+    "whereabouts", "approx", "about", "roughly", "thereabouts", "terms", "good", "solid", "wise", "versus", "vs"))
 VERBS = frozenset((
     "located", "locate", "placed", "place", "put", "putting", "kept", "keep", "stored", "store", "hanging",
     "hang", "hung", "sitting", "sit", "sat", "lying", "lie", "lay", "laying", "standing", "stand", "stood",
@@ -76,7 +80,17 @@ VERBS = frozenset((
     # polite and indirect frames: "would you mind telling me", "I wonder", "do you know", "I'd like to know"
     "mind", "telling", "tells", "told", "wonder", "wondering", "wondered", "curious", "reckon", "recall",
     "recalling", "hi", "hello", "excuse", "sorry", "appreciate", "remind", "reminding", "comparing", "compared",
-    "done", "finished", "centred", "centered", "based", "oriented", "orientated", "check", "checking"))
+    "done", "finished", "centred", "centered", "based", "oriented", "orientated", "check", "checking",
+    # thinking and asking ("trying to figure out", "sorry to bother you", "to work out which")
+    "figure", "figured", "figuring", "bother", "bothering", "guess", "suppose",
+    "assume", "believe", "forget", "forgot", "forgotten", "realise", "realize", "understand", "decide", "mean",
+    "ask", "asking", "asked", "confirm", "recollect", "reckoned", "gather", "determine", "establish",
+    # moving about ("before heading into", "where did I wander off to", "which hour points to")
+    "heading", "heads", "wander", "wandered", "wandering", "reaching", "reaches", "arrive", "arrived", "arriving",
+    "stepping", "stepped", "stroll", "strolled", "departed", "departing", "went", "exiting", "exits",
+    "points", "pointing", "pointed", "lies", "lying", "located", "sits", "stands", "happen", "happened",
+    "occupied", "occupy", "spent", "spend", "spending", "visiting", "returned", "return", "returning",
+    "describe", "describing", "explain", "having", "laid", "treating", "treat", "counting", "taking"))
 # Predicate adjectives of states ("is the door closed?") and time words end a noun phrase too.
 STATES = frozenset(("open", "closed", "clean", "dirty", "empty", "full", "messy", "tidy", "wet", "dry", "ajar",
                     "on", "off", "running", "working", "occupied", "vacant", "lit", "unlit"))
@@ -89,12 +103,14 @@ FUNCTION_WORDS = DETERMINERS | PRONOUNS | AUXILIARIES | PREPOSITIONS | CONJUNCTI
 GENERIC_HEADS = frozenset(("object", "objects", "thing", "things", "item", "items", "stuff", "one", "ones",
                            "something", "anything", "furniture", "appliance", "appliances", "following", "followings",
                            # body parts: "without moving my feet", "get my hand on"
-                           "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers"))
+                           "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers", "eye",
+                           "eyes"))
 # Nouns that name a part of space, not an object: "the left of", "the top of", "the center of".
 REGION_NOUNS = frozenset(("left", "right", "front", "back", "side", "top", "bottom", "middle", "center", "centre",
                           "edge", "end", "rear", "hand", "part", "direction", "way", "position", "location",
                           "area", "spot", "vicinity", "directions", "sides", "ways", "positions", "locations",
-                          "areas", "spots", "parts", "ends", "edges", "distance", "distances"))
+                          "areas", "spots", "parts", "ends", "edges", "distance", "distances", "bearing", "bearings",
+                          "whereabouts"))
 # References used only when no landmark object is named (README of the intent labels).
 STRUCTURAL = frozenset(("wall", "walls", "ceiling", "corner", "floor", "ground", "room", "doorway"))
 
@@ -238,10 +254,11 @@ def noun_phrases(toks: list[str], places: frozenset[str] = frozenset(),
             words += [link, *between, *toks[nxt_start:nxt_end]]
             end = nxt_end
             k += 1
-        if words[-1] in REGION_NOUNS and len(words) >= 2 and words[-2].endswith("'s"):  # "the umbrella's position"
-            words = words[:-1]
+        owner = next((i for i, w in enumerate(words[:-1]) if w.endswith("'s")), None)
+        if owner is not None and all(w in REGION_NOUNS or w in _CLOCK_FRAME or w == "clock" for w in words[owner + 1:]):
+            end -= len(words) - owner - 1  # "the umbrella's position", "the cup's clock position": the owner
+            words = words[:owner + 1]
             words[-1] = words[-1][:-2]
-            end -= 1
         clock_frame = words[0] == "clock" and (len(words) > 1 and words[1] in _CLOCK_FRAME or len(words) == 1 and
                                                end < len(toks) and toks[end] in _CLOCK_FRAME)
         if words[-1] not in REGION_NOUNS and not clock_frame:  # "which side", "clock direction" name no object
