@@ -165,6 +165,20 @@ def test_questions_are_reasked_after_the_answer_changes(ep):
     assert len({q.subtask for q in repeats}) >= 4
 
 
+def test_object_trajectory_questions_about_one_object_follow_different_moves():
+    """One question per move: an object moved again and again is asked about after several of its moves
+    (more than a question and one re-ask), each after a different number of pickups."""
+    long_ep = generate_episode(seed=2, minutes=8.0, width=160, height=120)
+    seen: dict[tuple, list] = {}
+    for q in long_ep.questions:
+        if q.subtask == "Object Trajectory":
+            oid = q.meta["object_ids"][0]
+            picks = sum(1 for e in long_ep.events if e.object_id == oid and e.kind == "pickup" and e.t_s <= q.t_s)
+            seen.setdefault((q.meta["kind"], oid), []).append(picks)
+    assert max(len(p) for p in seen.values()) >= 3
+    assert all(len(set(p)) == len(p) for p in seen.values()), seen
+
+
 # --- phrasings beyond the templates ---------------------------------------------------------
 
 

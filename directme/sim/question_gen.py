@@ -224,8 +224,9 @@ def _object_move_cands(obs, k, rng, known) -> list[Cand]:
         if before is None or obs.object_room(o, t_p - 1e-3) is None:
             continue
         fmt = {"obj": spoken(o.label)}
-        out.append(Cand(("obj_prev_room", o.object_id), fmt, obs.object_room(o, t_p - 1e-3), (o.object_id,)))
-        out.append(Cand(("obj_now_room", o.object_id), fmt, obs.object_room(o, t), (o.object_id,)))
+        n = len(picks)  # one question per move: "where did I put X" after its 1st and after its 5th move differ
+        out.append(Cand(("obj_prev_room", o.object_id, n), fmt, obs.object_room(o, t_p - 1e-3), (o.object_id,)))
+        out.append(Cand(("obj_now_room", o.object_id, n), fmt, obs.object_room(o, t), (o.object_id,)))
     return out
 
 
