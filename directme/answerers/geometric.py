@@ -424,8 +424,12 @@ class GeometricAnswerer:
                 return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
             return Prediction(PredictionKind.PLACES, f"No move of the {node.label} was seen; it is in the {tag}.", 0.5,
                               places={canonical(tag): 1.0})
-        idx = (0 if ctx.intent.time_ref.which == "first" else n_place - 1 - (not _put_back(ctx, node, self.put_back_p))) if before \
-            else n_place - 1
+        if not before:
+            idx = n_place - 1
+        elif ctx.intent.time_ref.which == "first":
+            idx = 0
+        else:  # the placement before the current one, unless it was taken from the current one and put back
+            idx = n_place - 1 if _put_back(ctx, node, self.put_back_p) else n_place - 2
         tag = _known_place(object_place(ctx.snapshot, node, idx))
         if not tag:
             return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
@@ -485,12 +489,11 @@ class GeometricAnswerer:
         letter, scores, conf = None, None, pred.confidence
         if opts:
             raw = self.score_options(pred, opts, ctx.intent.targets) if pred.kind != PredictionKind.NONE else np.zeros(len(opts))
-            mismatch = raw.max(initial=0.0) < 1e-3 and pred.kind != PredictionKind.NONE
             if raw.max(initial=0.0) < 1e-3:
-                raw = _nearest_option(pred, opts) if mismatch else np.zeros(len(opts))
-                if mismatch:
-                    flags.append(Flag.OPTIONS_MISMATCH)
                 conf = 0.0
+                if pred.kind != PredictionKind.NONE:
+                    flags.append(Flag.OPTIONS_MISMATCH)
+                    raw = _nearest_option(pred, opts)
             if raw.max(initial=0.0) <= 0.0:  # nothing to go on: no letter (never a silent "A")
                 pred = Prediction(PredictionKind.NONE, pred.text, flags=pred.flags)
                 raw = np.ones(len(opts))
