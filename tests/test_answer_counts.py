@@ -36,8 +36,36 @@ def test_duplicates_count_once_and_absent_nodes_not_at_all():
     assert len(used) == 3 and belief.most_likely == 2 and abs(belief.expected - 1.98) < 1e-9
 
 
-def test_a_confused_label_counts_with_its_vote_share():
-    mixed = obj("m", "Apple", (0.0, 0.0))
-    mixed = type(mixed)(**{**mixed.__dict__, "label_votes": {"Apple": 1.0, "Orange": 3.0}})
-    belief, used = count_belief([mixed], duplicate_radius_m=0.4)
-    assert abs(used[0][1] - 0.98 * 0.25) < 1e-9 and belief.most_likely == 0
+def _voted(node_id, label, votes, xy=(0.0, 0.0)):
+    n = obj(node_id, label, xy)
+    return type(n)(**{**n.__dict__, "label_votes": votes})
+
+
+def test_a_confused_label_counts_with_the_posterior_of_the_asked_class():
+    mostly_apple = _voted("m", "Apple", {"Apple": 3.0, "Orange": 1.0})
+    _, used = count_belief([mostly_apple], duplicate_radius_m=0.4, asked=lambda lab: lab == "Apple")
+    # two units of vote more for "apple": exp(-6) odds against; the vote share would have said 0.75
+    assert abs(used[0][1] - 0.98 / (1.0 + np.exp(-6.0))) < 1e-9
+    mostly_orange = _voted("o", "Orange", {"Apple": 1.0, "Orange": 3.0})
+    belief, used = count_belief([mostly_orange], duplicate_radius_m=0.4, asked=lambda lab: lab == "Apple")
+    assert not used and belief.most_likely == 0  # below min_p: it does not count at all
+    # the node's own label is asked when no class is given
+    _, used = count_belief([mostly_orange], duplicate_radius_m=0.4)
+    assert used[0][1] > 0.97
+
+
+def test_one_stray_vote_does_not_make_a_chair_a_backpack():
+    chair = _voted("c", "Chair", {"Chair": 16.0, "Bench": 2.3, "Backpack": 0.5})
+    backpack = _voted("b", "Backpack", {"Backpack": 4.0}, xy=(3.0, 0.0))
+    belief, used = count_belief([chair, backpack], duplicate_radius_m=0.4, asked=lambda lab: lab == "Backpack")
+    assert belief.most_likely == 1 and [n.node_id for n, _ in used] == ["b"]
+
+
+def test_equal_votes_split_the_probability_and_a_stronger_vote_weight_sharpens_it():
+    tie = _voted("t", "Basket", {"Basket": 1.0, "Trash bin Can": 1.0})
+    _, used = count_belief([tie], duplicate_radius_m=0.4, asked=lambda lab: lab == "Basket")
+    assert abs(used[0][1] - 0.98 * 0.5) < 1e-9
+    lean = _voted("l", "Basket", {"Basket": 1.5, "Trash bin Can": 1.0})
+    soft = count_belief([lean], 0.4, asked=lambda lab: lab == "Basket", label_vote_logodds=1.0)[1][0][1]
+    sharp = count_belief([lean], 0.4, asked=lambda lab: lab == "Basket", label_vote_logodds=6.0)[1][0][1]
+    assert 0.49 < soft < sharp < 0.98

@@ -1,12 +1,19 @@
 """Counts with uncertainty: each remembered object of the asked class contributes its presence
-probability (memory/presence.py) times its label's share of the votes; the count is then a sum of
-independent Bernoulli variables, whose distribution (Poisson-binomial) gives the expected count and the
-most likely one. Nodes of one class closer than a radius are one physical object seen twice (noisy
-association): they count once, with the larger probability."""
+probability (memory/presence.py) times the probability that it is of the asked class; the count is then
+a sum of independent Bernoulli variables, whose distribution (Poisson-binomial) gives the expected count
+and the most likely one. Nodes of one class closer than a radius are one physical object seen twice
+(noisy association): they count once, with the larger probability.
+
+The class probability is a posterior over the labels the detector gave the object, not their share of
+the votes: each sighting names the true class far more often than any one other class, so four votes
+"basket" against one "trash can" make a basket almost surely (the share would say 0.8), and one vote
+"backpack" among twenty "chair" makes a chair. Each unit of (score-weighted) vote adds
+``label_vote_logodds`` to its label's log-odds against every other label the object was given."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -40,16 +47,30 @@ def poisson_binomial(ps: Sequence[float]) -> CountBelief:
     return CountBelief(tuple(float(v) for v in pmf))
 
 
-def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float,
-                 min_p: float = 0.02) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
+def label_probability(votes: Mapping[str, float], asked: Callable[[str], bool], logodds_per_vote: float) -> float:
+    """Posterior probability that an object with these label ``votes`` is of a label for which ``asked``
+    holds (a uniform prior over the labels voted for; 1.0 when nothing was voted)."""
+    labels = [(lab, float(w)) for lab, w in votes.items() if w > 0]
+    if not labels:
+        return 1.0
+    top = max(w for _, w in labels)
+    weights = [(asked(lab), math.exp(logodds_per_vote * (w - top))) for lab, w in labels]
+    return sum(x for ok, x in weights if ok) / sum(x for _, x in weights)
+
+
+def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float, min_p: float = 0.02,
+                 asked: Optional[Callable[[str], bool]] = None,
+                 label_vote_logodds: float = 3.0) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
     """The count's distribution over ``nodes`` (already matched to the asked class and place: each counts
-    with its presence probability times the vote share of its label) and the nodes that contribute with
-    their probability, largest first."""
+    with its presence probability times the probability that it is of a label ``asked`` accepts, the
+    node's own label when not given) and the nodes that contribute with their probability, largest first."""
     scored = []
     for n in nodes:
-        total = sum(n.label_votes.values())
-        share = float(n.label_votes.get(n.label, 0.0) / total) if total > 0 and n.label in n.label_votes else 1.0
-        p = float(n.presence_p) * share
+        is_asked = asked if asked and any(asked(lab) for lab in n.label_votes) else (lambda lab, own=n.label: lab == own)
+        # matched by its name alone (no vote names the asked class, or none names its own label): counts in full
+        p_label = label_probability(n.label_votes, is_asked, label_vote_logodds) \
+            if any(is_asked(lab) for lab in n.label_votes) else 1.0
+        p = float(n.presence_p) * p_label
         if p >= min_p:
             scored.append((n, p))
     kept: list[tuple[ObjectNode, float]] = []

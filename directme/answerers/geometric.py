@@ -63,7 +63,7 @@ class GeometricAnswerer:
                  distance_scale_m: float = 0.1, reach_scale_m: float = 0.05, count_min_obs: int = 1,
                  duplicate_radius_m: float = 0.4, count_sure_p: float = 0.95,
                  min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
-                 side_range_m: float = 2.5, put_back_p: float = 0.9) -> None:
+                 side_range_m: float = 2.5, put_back_p: float = 0.9, label_vote_logodds: float = 3.0) -> None:
         self.direction_sigma_deg = direction_sigma_deg
         self.clock_sigma_deg = clock_sigma_deg
         self.distance_scale_m = distance_scale_m
@@ -75,6 +75,7 @@ class GeometricAnswerer:
         self.near_m = near_m  # "next to", "near", "by": ground distance to the reference
         self.side_range_m = side_range_m  # "left of", "behind": how far from the reference
         self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
+        self.label_vote_logodds = label_vote_logodds  # counts: log-odds one unit of label vote adds to its label
 
     # ------------------------------------------------------------------ solvers per primitive
     def predict(self, ctx: QueryContext) -> Prediction:
@@ -225,7 +226,8 @@ class GeometricAnswerer:
         nodes = [n for n in _target_nodes(ctx, 0) if n.n_obs >= self.count_min_obs]
         if place:
             nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
-        belief, _ = count_belief(nodes, self.duplicate_radius_m)
+        belief, _ = count_belief(nodes, self.duplicate_radius_m, asked=lambda label: target.key in label_keys(label),
+                                 label_vote_logodds=self.label_vote_logodds)
         k = belief.most_likely
         where = f" in the {place}" if place else ""
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
