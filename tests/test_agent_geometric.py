@@ -192,3 +192,20 @@ def test_no_evidence_abstains_instead_of_a_silent_first_letter():
     a = ask("Where is the giraffe?", DIRS)
     assert a.letter is None and {"no_evidence", "abstained"} <= set(a.flags)
     assert list(a.option_scores.values()) == pytest.approx([1 / len(DIRS)] * len(DIRS))  # uniform, still sums to 1
+
+
+@pytest.mark.parametrize("similarity, expected", [(0.6, 0), (0.9, 2)])
+def test_a_count_takes_things_matched_by_meaning_only_when_as_close_as_a_synonym(similarity, expected):
+    """Memory has no desk: nightstands matched to "desks" by embedding (loosely alike) are not counted as
+    desks; a label that close in meaning that the vocabulary lacks a synonym for (0.9) is."""
+    import dataclasses
+
+    from directme.query.retrieval import Match
+
+    stands = [obj("n1", "Nightstand", (9, 1), t0=30, t1=40), obj("n2", "Nightstand", (9, -2), t0=30, t1=40)]
+    snap = snapshot(40.0, OBJECTS + stands, TRACK)
+    ctx = build_context("How many desks are there?", ["0", "1", "2", "3"], snap, Vocabulary(), None)
+    by_meaning = (tuple(Match(n.node_id, n.label, similarity, "embedding") for n in stands),)
+    ctx = dataclasses.replace(ctx, facts=dataclasses.replace(ctx.facts, matches=by_meaning))
+    pred = GeometricAnswerer().predict(ctx)
+    assert pred.count == expected

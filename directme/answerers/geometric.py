@@ -63,7 +63,8 @@ class GeometricAnswerer:
                  distance_scale_m: float = 0.1, reach_scale_m: float = 0.05, count_min_obs: int = 1,
                  duplicate_radius_m: float = 0.4, count_sure_p: float = 0.95,
                  min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
-                 side_range_m: float = 2.5, put_back_p: float = 0.9, label_vote_logodds: float = 3.0) -> None:
+                 side_range_m: float = 2.5, put_back_p: float = 0.9, label_vote_logodds: float = 3.0,
+                 count_min_similarity: float = 0.8) -> None:
         self.direction_sigma_deg = direction_sigma_deg
         self.clock_sigma_deg = clock_sigma_deg
         self.distance_scale_m = distance_scale_m
@@ -76,6 +77,7 @@ class GeometricAnswerer:
         self.side_range_m = side_range_m  # "left of", "behind": how far from the reference
         self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
         self.label_vote_logodds = label_vote_logodds  # counts: log-odds one unit of label vote adds to its label
+        self.count_min_similarity = count_min_similarity  # counts: a label matched by meaning alone must be this close
 
     # ------------------------------------------------------------------ solvers per primitive
     def predict(self, ctx: QueryContext) -> Prediction:
@@ -223,7 +225,12 @@ class GeometricAnswerer:
             return _none("no object to count", Flag.NO_TARGET)
         target = ctx.intent.targets[0]
         place = target.place or (ctx.intent.places[0] if ctx.intent.places else None)
-        nodes = [n for n in _target_nodes(ctx, 0) if n.n_obs >= self.count_min_obs]
+        # things only like the asked class in meaning (a nightstand for "desks") are not of it: an embedding match
+        # counts only when it is as close as a synonym the vocabulary lacks
+        matches = ctx.facts.matches[0] if ctx.facts.matches else ()
+        nodes = [ctx.snapshot.objects[m.node_id] for m in matches
+                 if m.how != "embedding" or m.score >= self.count_min_similarity]
+        nodes = [n for n in nodes if n.n_obs >= self.count_min_obs]
         if place:
             nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
         belief, _ = count_belief(nodes, self.duplicate_radius_m, asked=lambda label: target.key in label_keys(label),
