@@ -12,9 +12,19 @@ def test_accuracy_table_groups_and_unscored():
     recs = [{"correct": True, "category": "a", "qtype": "X"}, {"correct": False, "category": "a", "qtype": "Y"},
             {"correct": True, "category": "b", "qtype": "X"}, {"correct": None, "category": "b", "qtype": "Y"}]
     t = M.accuracy_table(recs, ("category", "qtype"))
-    assert t["overall"] == {"accuracy": 2 / 3, "correct": 2, "total": 3, "unscored": 1, "abstained": 0}
+    assert t["overall"] == {"accuracy": 2 / 3, "correct": 2, "total": 3, "unscored": 1, "abstained": 0,
+                            "random_weights": 0}
     assert t["per_category"]["a"]["accuracy"] == 0.5 and t["per_category"]["b"]["accuracy"] == 1.0
-    assert t["per_qtype"]["Y"] == {"accuracy": 0.0, "correct": 0, "total": 1, "unscored": 1, "abstained": 0}
+    assert t["per_qtype"]["Y"] == {"accuracy": 0.0, "correct": 0, "total": 1, "unscored": 1, "abstained": 0,
+                                   "random_weights": 0}
+
+
+def test_accuracy_table_counts_answers_from_random_weights():
+    recs = [{"correct": True, "flags": ["random_weights"], "qtype": "X"}, {"correct": False, "flags": [], "qtype": "X"},
+            {"correct": None, "flags": ["random_weights", "abstained"], "qtype": "Y"}, {"correct": True, "qtype": "Y"}]
+    t = M.accuracy_table(recs, ("qtype",))
+    assert t["overall"]["random_weights"] == 2  # unscored ones too: the run's answers are meaningless either way
+    assert t["per_qtype"]["X"]["random_weights"] == 1 and t["per_qtype"]["Y"]["random_weights"] == 1
 
 
 def test_real_time_accuracy_window():

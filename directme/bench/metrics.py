@@ -19,7 +19,8 @@ def accuracy_table(records: Iterable[Mapping[str, Any]], keys: Sequence[str] = (
                    correct_key: str = "correct") -> dict[str, Any]:
     """Overall accuracy plus accuracy per value of each key in ``keys``.
 
-    Records whose ``correct`` is None (not scorable) are counted in ``unscored`` only. A key no record has
+    Records whose ``correct`` is None (not scorable) are counted in ``unscored`` only; ``random_weights``
+    counts the answers flagged as coming from a model with random weights (meaningless). A key no record has
     a value for gets no table; records without a value among others that have one are grouped as
     ``NO_VALUE`` (never an empty name, which would read "per_category." in metrics.md).
     """
@@ -38,7 +39,8 @@ def _acc(recs: Sequence[Mapping[str, Any]], correct_key: str) -> dict[str, Any]:
     scored = [r for r in recs if r.get(correct_key) is not None]
     n_ok = sum(bool(r[correct_key]) and not r.get("abstained") for r in scored)
     return {"accuracy": (n_ok / len(scored)) if scored else None, "correct": n_ok, "total": len(scored),
-            "unscored": len(recs) - len(scored), "abstained": sum(bool(r.get("abstained")) for r in scored)}
+            "unscored": len(recs) - len(scored), "abstained": sum(bool(r.get("abstained")) for r in scored),
+            "random_weights": sum(Flag.RANDOM_WEIGHTS in (r.get("flags") or ()) for r in recs)}
 
 
 def is_abstention(answer: Any) -> bool:
