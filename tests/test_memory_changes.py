@@ -153,3 +153,20 @@ def test_the_rendered_subgraph_says_what_the_wearer_carries():
     snap = mem.as_of(2.0)
     cup = next(o for o in snap.objects.values() if o.label == "cup")
     assert cup.carried and "(carried by you)" in relate(snap, cup).describe()
+
+
+def test_a_place_read_empty_a_moment_after_a_sighting_out_of_reach_is_not_a_removal_yet():
+    """Seen at t=4 from 2.5 m, its place read empty at t=5 and 6 (within gone.just_seen_s of the sighting,
+    out of the wearer's reach): the evidence counts gone.just_seen_absence_scale times and the book stays
+    present; from t=7 on the view counts in full and it is gone. With the scale at 1 it is gone at t=5."""
+    def book_present(mem, t):
+        return next(o for o in mem.as_of(t).objects.values() if o.label == "book").present
+
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    _stream(mem)
+    assert book_present(mem, 5.0) and book_present(mem, 6.0) and not book_present(mem, 7.0)
+    (removed,) = [e for e in mem.as_of(11.0).changes if e.kind == EventKind.REMOVED]
+    assert (removed.after_s, removed.before_s) == (4.0, 5.0)  # the interval still starts at the first empty view
+    plain = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)).replace(gone__just_seen_absence_scale=1.0))
+    _stream(plain)
+    assert not book_present(plain, 5.0)

@@ -223,12 +223,15 @@ class GoneConfig:
     full_view: float = 0.5  # share in view and unoccluded from which a view's evidence counts in full (less: in part)
     fixed_labels: tuple[str, ...] = FIXED_LABELS  # built-in or heavy things that seldom leave (a label part or its last word)
     fixed_absence_scale: float = 0.2  # share of the evidence of absence counted for those (a low prior of removal)
+    just_seen_s: float = 2.0  # an object seen this recently ...
+    hand_reach_m: float = 1.2  # ... farther than this from the wearer (who alone could have taken it so fast) ...
+    just_seen_absence_scale: float = 0.3  # ... counts this share of the evidence of absence
 
     def __post_init__(self) -> None:
         _check(self, positive=("depth_tol_m", "min_px", "full_px"), unit=("min_empty", "p_detect", "p_false", "prior",
                                                                           "present_p", "min_visible", "full_view",
-                                                                          "fixed_absence_scale"),
-               non_negative=("margin_px", "depth_rel", "empty_rel"))
+                                                                          "fixed_absence_scale", "just_seen_absence_scale"),
+               non_negative=("margin_px", "depth_rel", "empty_rel", "just_seen_s", "hand_reach_m"))
         if not 0 < self.p_false < self.p_detect < 1 or not 0 < self.prior < 1:
             raise InvalidInputError(f"{_path(self, 'p_false')} < {_path(self, 'p_detect')} must lie in (0, 1) and "
                                     f"{_path(self, 'prior')} in (0, 1), got {self.p_false!r}, {self.p_detect!r}, "

@@ -158,6 +158,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
             delta = absence(p_d, gcfg)
         if objs.is_fixed(rec.label_id_from_votes()):
             delta *= gcfg.fixed_absence_scale
+        if f.t_s - rec.last_seen_s <= gcfg.just_seen_s and z_c[j] > gcfg.hand_reach_m:
+            delta *= gcfg.just_seen_absence_scale  # seen a moment ago out of the wearer's reach: a miss, not a removal
         rec.first_miss_s = min(rec.first_miss_s, f.t_s)
         logodds = max(rec.belief + delta, gcfg.min_logodds)
         set_presence(rec, objs, f.t_s, logodds)
