@@ -15,6 +15,7 @@ MUG = Box(1, "mug", (0.0, 0.0, 0.05), (0.12, 0.12, 0.12))
 BOOK = Box(2, "book", (0.6, 0.3, 0.03), (0.2, 0.3, 0.06))
 MOVED = Box(1, "mug", (0.5, -0.6, 0.05), (0.12, 0.12, 0.12))
 EYE = look_at((2.5, 0.0, 1.5), (0.3, 0.0, 0.0))
+BASKET = Box(4, "basket", (0.0, 0.0, 0.15), (0.3, 0.3, 0.3))
 
 
 def _stream(mem):
@@ -170,3 +171,47 @@ def test_a_place_read_empty_a_moment_after_a_sighting_out_of_reach_is_not_a_remo
     plain = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)).replace(gone__just_seen_absence_scale=1.0))
     _stream(plain)
     assert not book_present(plain, 5.0)
+
+
+def _drifted(boxes, n, t0, shift_m, track_ids):
+    from directme.geometry import Pose
+    from directme.memory.relocalize import with_pose
+
+    shift = Pose.from_Rt(np.eye(3), np.array([0.0, shift_m, 0.0]))  # sideways to the view
+    return [with_pose(fp, Pose(shift.matrix @ fp.frame.T_world_cam.matrix))
+            for fp in (perceive(boxes, EYE, K, t0 + k, int(t0) + k, track_ids=track_ids) for k in range(n))]
+
+
+def test_a_duplicate_left_by_drift_is_folded_into_the_node_seen_in_its_stead(tmp_path):
+    """The input pose jumps 0.4 m sideways and the tracker gives the basket a new id: a second basket node
+    starts beside the first. In each later frame the first one's place is in view while the second stands in for
+    it (the same label, within the drift allowance, never both in one frame): after
+    association.stand_in_merge such frames the two are one node. Off (0), two nodes stay."""
+    frames = [perceive([BASKET], EYE, K, float(k), k) for k in range(4)] + _drifted([BASKET], 5, 4.0, 0.4, {4: 7})
+    for merge_after, n_baskets in ((3, 1), (0, 2)):
+        mem = SpatialMemory(MemoryConfig().replace(up_world=(0.0, 0.0, 1.0), relocalisation__enabled=False,
+                                                   association__stand_in_merge=merge_after))
+        mem.update_many(frames)
+        baskets = [o for o in mem.as_of(8.0).objects.values() if o.label == "basket"]
+        assert len(baskets) == n_baskets, (merge_after, [(o.node_id, o.position_w) for o in baskets])
+        assert len([o for o in mem.as_of(3.0).objects.values() if o.label == "basket"]) == 1  # the past is unchanged
+    counts = {r.index: dict(r.stood_in_for) for r in mem.objects.records}
+    assert any(counts.values())  # counted while off, too
+    loaded = SpatialMemory.load(mem.save(tmp_path / "m"))
+    assert {r.index: dict(r.stood_in_for) for r in loaded.objects.records} == counts
+
+
+def test_two_objects_of_a_label_seen_together_once_are_never_folded_into_one():
+    """Two baskets 0.5 m apart, both seen in the first frames; later the detector reports only one of them
+    while both are in view: the other one's place is in view with the first standing in for it, but the two
+    were seen together, so they stay two."""
+    twin = Box(5, "basket", (0.0, 0.5, 0.15), (0.3, 0.3, 0.3))
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    for k in range(3):
+        mem.update(perceive([BASKET, twin], EYE, K, float(k), k))
+    for k in range(3, 10):  # the detector misses the twin (its box rendered, its instance dropped)
+        fp = perceive([BASKET, twin], EYE, K, float(k), k)
+        mem.update(type(fp)(fp.frame, tuple(i for i in fp.instances if i.track_id == 4), fp.scene_tag))
+    baskets = [o for o in mem.as_of(9.0).objects.values() if o.label == "basket"]
+    assert len(baskets) == 2
+    assert max(n for r in mem.objects.records for n in r.stood_in_for.values()) >= 3  # it did stand in

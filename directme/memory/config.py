@@ -99,6 +99,7 @@ class AssociationConfig:
     track_jump_m: float = 0.5  # a tracked object's anchor farther than this from its node is a move candidate
     move_confirm: int = 1  # consecutive consistent far observations (same track, agreeing label) that confirm a new placement
     confirm_obs: int = 2  # a node seen in fewer frames is tentative (no drift allowance; absorbed when covered)
+    stand_in_merge: int = 3  # seen in its stead this often (never together): a same-label node is this one (0: off)
     ambiguous_m: float = 0.3  # two neighbours this close to equally near: which one a stray node was is unknown
     carve_min_frac: float = 0.5  # carving needs at least this share of the node's voxels in view seen through
     carry_max_depth_m: float = 0.7  # carried: seen this close in front of the camera (then no far view alone moves it) ...
@@ -112,7 +113,8 @@ class AssociationConfig:
                                "carry_cam_tol_m", "carry_min_move_m", "carry_window_s"),
                at_least_one=("move_confirm", "confirm_obs"),
                unit=("overlap_min", "label_share_min", "carve_min_frac", "tight_extent_frac"),
-               non_negative=("drift_per_m", "strong_score", "track_bonus", "semantic_weight", "embed_veto_margin"))
+               non_negative=("drift_per_m", "strong_score", "track_bonus", "semantic_weight", "embed_veto_margin",
+                             "stand_in_merge"))
         if not -1 <= _number(self, "embed_min") <= 1:
             raise InvalidInputError(f"{_path(self, 'embed_min')} must be a cosine similarity in [-1, 1], got "
                                     f"{self.embed_min!r}")

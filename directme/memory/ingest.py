@@ -243,3 +243,20 @@ def _explained_by(rec: ObjectRecord, objs: ObjectStore) -> Optional[ObjectRecord
     if not near or (len(near) > 1 and near[1][0] - near[0][0] < cfg.association.ambiguous_m):
         return None
     return near[0][1]
+
+
+def fold_stand_ins(stand_ins: list[tuple[ObjectRecord, int]], objs: ObjectStore, t_s: float) -> None:
+    """An object whose place was in view while an instance of its label matched to another node stood in for
+    it (presence.views_without) ``association.stand_in_merge`` times, and never seen in one frame with that
+    node, is that node seen twice (a duplicate left by pose drift): folded into it, without its misplaced
+    points. Two objects of a label near each other are seen together now and then; an object and its
+    duplicate never (the detector reports one instance of it)."""
+    n_min = objs.cfg.association.stand_in_merge
+    if n_min <= 0:
+        return
+    for rec, k in stand_ins:
+        rec, keep = objs.survivor(rec), objs.survivor(objs.records[k])
+        if (rec is keep or rec.merged_into is not None or rec.stood_in_for.get(k, 0) < n_min
+                or rec.label_id_from_votes() != keep.label_id_from_votes() or co_observed(rec, keep)):
+            continue
+        merge(keep, rec, objs, t_s, with_voxels=False)

@@ -76,6 +76,7 @@ class ObjectRecord:
         self.moving = False  # in a carry: a placement started by carving (ingest.carve), and every observation since carved
         self.carry_t = array("d")  # carried by the wearer from carry_t[0] to carry_t[1], from carry_t[2] ... (ingest.carry)
         self.carry_ref: Optional[tuple[float, np.ndarray, np.ndarray]] = None  # last sighting: (t, camera-frame, world centre)
+        self.stood_in_for: dict[int, int] = {}  # record index -> frames where it was seen in its label here, this not
 
     # ------------------------------------------------------------------ live state
     @property
@@ -239,6 +240,8 @@ class ObjectRecord:
             "embedding": np.zeros(0, np.float32) if self.embedding is None else self.embedding.astype(np.float32),
             "pres_t": np.array(self.pres_t, np.float64), "pres_l": np.array(self.pres_l, np.float32),
             "carry_t": np.array(self.carry_t, np.float64),
+            "stood_id": np.array(list(self.stood_in_for), np.int64),
+            "stood_n": np.array(list(self.stood_in_for.values()), np.int64),
         }
 
     def restore_columns(self, c: dict[str, np.ndarray]) -> None:
@@ -264,6 +267,8 @@ class ObjectRecord:
         self.placements_s = [float(t) for t in c["placements"]]
         self.embedding = c["embedding"] if len(c["embedding"]) else None
         self.votes = {int(i): float(w) for i, w in zip(c["votes_id"], c["votes_w"])}
+        if "stood_id" in c:  # saves from before the stand-in count have none
+            self.stood_in_for = {int(i): int(n) for i, n in zip(c["stood_id"], c["stood_n"])}
 
 
 def _same(a: State, b: State) -> bool:

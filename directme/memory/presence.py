@@ -21,7 +21,7 @@ as of any past t is read back exactly.
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -105,15 +105,19 @@ def update_seen(seen: Mapping[int, float], objs: ObjectStore, t_s: float) -> Non
 
 
 def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectStore,
-                  seen_here: Sequence[tuple[int, np.ndarray]] = (),
-                  walked: Callable[[ObjectRecord], float] = lambda rec: 0.0) -> list[ObjectRecord]:
+                  seen_here: Sequence[tuple[int, np.ndarray, int]] = (),
+                  walked: Callable[[ObjectRecord], float] = lambda rec: 0.0,
+                  stand_ins: Optional[list[tuple[ObjectRecord, int]]] = None) -> list[ObjectRecord]:
     """Absence evidence for the unseen objects (present, or gone but not yet certainly) this frame should
     have shown. A view is void for an object when this frame has an instance of its label (``seen_here``:
-    label id, world centre) within its drift allowance (``association.reentry_radius_m`` + ``drift_per_m``
-    x metres ``walked`` since it was last seen, at most ``max_reentry_m``): that is likely the object
-    itself, seen displaced by pose drift or matched to a duplicate, not its absence. Returns the objects
-    that are not present after this frame's evidence against them (the caller decides whether a tentative
-    one was a misplaced view of a neighbour)."""
+    label id, world centre, index of the record it matched) within its drift allowance
+    (``association.reentry_radius_m`` + ``drift_per_m`` x metres ``walked`` since it was last seen, at most
+    ``max_reentry_m``): that is likely the object itself, seen displaced by pose drift or matched to a
+    duplicate, not its absence. When the object was in full enough view there, the record that instance
+    matched stood in for it once more (``ObjectRecord.stood_in_for``; appended to ``stand_ins`` as (object,
+    stand-in index)): two objects near each other are seen together now and then, one object and its
+    duplicate never. Returns the objects that are not present after this frame's evidence against them (the
+    caller decides whether a tentative one was a misplaced view of a neighbour)."""
     cfg, gcfg, f = objs.cfg, objs.cfg.gone, fp.frame
     n = objs.n_records
     idx = np.flatnonzero(objs.live_alive[:n] & (objs.live_belief[:n] > gcfg.min_logodds))  # gone ones too: until certain
@@ -132,11 +136,11 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     a = cfg.association
     for j in np.flatnonzero(in_view).tolist():
         rec = objs.records[int(idx[j])]
+        hits: list[int] = []
         if seen_here:
             label = rec.label_id_from_votes()
             reach = min(a.reentry_radius_m + a.drift_per_m * walked(rec), a.max_reentry_m)
-            if any(lab == label and float(np.linalg.norm(c - rec.position)) <= reach for lab, c in seen_here):
-                continue
+            hits = [k for lab, c, k in seen_here if lab == label and float(np.linalg.norm(c - rec.position)) <= reach]
         pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
         if not len(pts):
             continue
@@ -147,6 +151,13 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         reach = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # line of sight reaches the point: not occluded
         visible = reach.sum() / len(pts)
         if reach.sum() < 3 or visible < gcfg.min_visible:
+            continue
+        if hits:
+            stand_in = next((k for k in hits if k != rec.index), None)
+            if stand_in is not None:
+                rec.stood_in_for[stand_in] = rec.stood_in_for.get(stand_in, 0) + 1
+                if stand_ins is not None:
+                    stand_ins.append((rec, stand_in))
             continue
         empty_tol = tol + gcfg.empty_rel * zi  # depth error grows with depth: free space must be clear of it
         if np.mean(d[reach] > zi[reach] + empty_tol[reach]) >= gcfg.min_empty:

@@ -16,10 +16,11 @@ from .drift import DriftCorrector
 from .ego_log import EgoLog
 from .events import LazyChanges
 from .graph import ObjectTable, build_graph
-from .ingest import apply_match, lift_instances, merge, settle_gone, validate
+from .ingest import apply_match, fold_stand_ins, lift_instances, merge, settle_gone, validate
 from .object_store import ObjectStore
 from .persist import MemoryParts, load_memory, save_memory
 from .places import PlaceClusterer
+from .objects import ObjectRecord
 from .presence import update_seen, views_without
 from .relocalize import with_pose
 from .snapshot import EgoTrack, KeyframeRef, MemorySnapshot
@@ -104,9 +105,11 @@ class SpatialMemory:
             if rec is not None and (not m.far or not rec.pending):  # a far view that confirmed a move: seen there
                 seen[rec.index] = max(seen.get(rec.index, 0.0), float(m.obs.inst.score))
         update_seen(seen, objects, t)
-        seen_here = [(m.obs.label_id, m.obs.centre_w) for m in matches]
-        settle_gone(views_without(fp, seen, objects, seen_here, lambda rec: ego.walked_between(rec.obs_frame[-1])),
-                    objects, t)
+        seen_here = [(m.obs.label_id, m.obs.centre_w, objects.tracked(m.obs.inst.track_id).index) for m in matches]
+        stand_ins: list[tuple[ObjectRecord, int]] = []
+        settle_gone(views_without(fp, seen, objects, seen_here, lambda rec: ego.walked_between(rec.obs_frame[-1]),
+                                  stand_ins), objects, t)
+        fold_stand_ins(stand_ins, objects, t)
         with self._cache_lock:
             self._cache.clear()
         return {tid: objects.tracked(tid).node_id for tid in assigned}
