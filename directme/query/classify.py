@@ -70,9 +70,17 @@ _REL = (r"(?:to the (?:left|right)(?: hand side| side)? of|on the (?:left|right)
 # "did I move on to", "after I moved into the kitchen": the wearer moving, not an object
 _NOT_SELF = r"(?! (?:on|onto|to|into|in to|over|through|along|off|out of|away from|back|next|around|about|across)\b)"
 # "describe where the cup is", "explain which way the door is": a place asked for, not a description
-_NOT_WHERE = r"(?! (?:to me |for me )?(?:where|which (?:way|side|direction)|in which direction|how far))"
+_NOT_WHERE = (r"(?! (?:to me |for me )?(?:where|which (?:way|side|direction)|in which direction|how far))"
+              r"(?![^?.;]*\b(?:(?:from|relative to|in relation to|with respect to|compared to) (?:me|my|where i)\b|"
+              r"o'?clock\b|clock (?:hours?|positions?|directions?)\b))")
+# "where did the cup end up relative to me": a direction from the wearer, not a room
+_NOT_FROM_ME = r"(?![^?]*\b(?:(?:relative|compared|in relation|with respect) to|from) (?:me|you|us|my|where i)\b)"
+# "how would I need to turn to face the cup": which way to turn is asked, not how to do something
+_NOT_TURNING = r"(?![^?]*\bturn(?:ed|ing|s)? (?:(?:my (?:head|body)|myself|(?:a)?round) )?(?:to(?:wards?)? |left\b|right\b))"
 # "my current position", "where I am standing": the wearer's own place as a frame of reference
-_MY_SPOT = (r"my (?:current |present |own |exact )?(?:position|location|spot|place|standpoint|vantage point)|"
+_MY_SPOT = (r"my (?:current |present |own |exact )?(?:position|location|spot|place|standpoint|vantage point|heading|"
+            r"orientation|line of sight|field of view|body)|the (?:way|direction) i am (?:facing|looking|pointing|headed)|"
+            r"where i am (?:facing|looking|pointing)|"
             r"where i (?:am|stand|am standing|am now|currently am|am right now|happen to be)")
 _STATE = (r"(?:open|opened|closed|shut|lit|unlit|clean|cleaned|dirty|messy|tidy|empty|full|filled|locked|unlocked|"
           r"broken|damaged|wet|dry|running|working|plugged in|unplugged|charging|occupied|vacant|made|folded|"
@@ -88,20 +96,21 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                 r"\bwhat colou?r\b|\bhow (?:big|large|small|tall|wide|heavy|old|thick|deep|bright)\b"),
     ("open", 0.9, "text", r"\b(?:written|writing|inscribed|printed|says|reads|spelled|spelt|logo|caption|headline|"
                           r"subtitle)\b|\bwhat (?:does|do|did) (?:it|the \w+(?: \w+)?|this|that|they|he|she) (?:say|read|show|"
-                          r"display|mean|indicate)\b|\bwhat (?:time|day|date|year|temperature|language)\b|"
+                          r"display|mean|indicate)\b|\bwhat (?:time(?! (?:on|of|in terms of) (?:a|the) clock\b)|day|date|year|temperature|language)\b|"
                           r"\bnames? of\b|\bwhat (?:is|are) (?:the |its |his |her |their )?names?\b|\bcalled\b|^who\b|"
                           r"\bwho (?:is|are|was|were|did|does)\b|\bwhose\b|\bletters?\b|\bnumbering\b"),
     ("open", 0.9, "state", r"^(?:is|are|was|were|has|have)\b(?! there\b)(?!.*\b(?:reach|closer|nearer|farther|further)\b).*\b"
                            + _STATE + r"\b"),
     ("open", 0.9, "state_on_off", r"^(?:is|are|was|were)\b.* (?:on|off)\s*[?.!]*$"),
-    ("open", 0.9, "how_to", r"\bhow (?:can|could|do|does|should|would|might|to|will) (?:i|we|you|one|a person|someone|"
-                            r"people)\b|^how (?:can|could|do|should|would|to)\b"),
+    ("open", 0.9, "how_to", r"(?:\bhow (?:can|could|do|does|should|would|might|to|will) (?:i|we|you|one|a person|someone|"
+                            r"people)\b|^how (?:can|could|do|should|would|to)\b)" + _NOT_TURNING),
     # --- an imagined viewpoint ("if I face the sofa, which side ...")
-    ("relative_position", 0.93, "viewpoint", r"(?:\b(?:if|suppose|supposing|imagine|assuming|say|when)\b|\bwere (?:i|you|"
-                                             r"we) to\b)(?! (?:i|you|we) (?:want|need|wanted|needed|would like) to)"
+    ("relative_position", 0.93, "viewpoint", r"(?:\b(?:if|suppose|supposing|imagine|assuming|say|when|once)\b|\bwere (?:i|"
+                                             r"you|we) to\b)(?! (?:i|you|we) (?:want|need|wanted|needed|would like) to)"
                                              r"[^?]*\b(?:face|facing|faced|sit|sitting|sat|stand|standing|stood|lie|"
                                              r"lying|look(?:ed|ing|s)? (?:straight |directly |right )?at|seated|"
-                                             r"turn(?:ed)? (?:towards?|to look at))\b|^(?:facing|face|turned to face|"
+                                             r"turn(?:ed|s)? (?:(?:a)?round )?(?:towards?|to look at|to(?= (?:the|a|an|my) )))\b"
+                                             r"(?! (?:towards? )?(?:twelve|12|noon|straight|ahead|forwards?)\b)|^(?:facing|face|turned to face|"
                                              r"turning to face)(?: towards?| at)? (?:the|a|an|my)\b|"
                                              r"^with (?:the|a|an|my) [^,;?]*?in front of (?:me|you|us)\b"),
     ("open", 0.9, "affordance", r"\bwhere (?:can|could|should|might|may) (?:i|we|you|one|a person|someone|"
@@ -136,7 +145,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                   r"that|these|those) (?:\w+ ){0,3}?(?:add|adds|use(?! to (?:be|sit|stand|live|lie|stay|go)\b)|say|do|make|show|buy|cook|prepare|"
                                   r"wear|hold|eat|drink|play|perform|mention|recommend|demonstrate|explain|describe|"
                                   r"try|want|need|like|think|feel|react|sound|mean|offer|give|introduce|order|choose|"
-                                  r"display|present|sell|teach|ask|answer|suggest|plan|decide|finish|start|begin|"
+                                  r"display|present|sell|teach|ask|answer|suggest|plan|decide|finish|start(?! (?:out|off)\b)|begin|"
                                   r"do next|look like)\b"),
     ("open", 0.85, "knowledge", r"\bwhat (?:kind|type|sort|species|breed|model|make|genre|variety) of\b(?! (?:rooms?|"
                                 r"places?|locations?|buildings?|areas?|spaces?|shops?|stores?|venues?|objects?|things?|"
@@ -148,7 +157,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                         r"set|pick|picked|grab|grabbed|get|got|fetch|fetched|collect|collected|remove|"
                                         r"removed) (?:the|my|a|an|this|that|it|our|your)\b)|"
                                         r"\bwhere (?:i|we) (?:was|were|had been)\b|"
-                                        r"\bwhere (?:was|were) (?:i|we)\b|\bwhere did (?:i|we) (?:come from|go|walk|"
+                                        r"\bwhere (?:was|were) (?:i|we)\b|\bwhere had (?:i|we) (?:been|gone|come from|walked)\b|"
+                                        r"\bwhere did (?:i|we) (?:come from|go|walk|"
                                         r"head|end up|start|begin|enter)\b|\bwhere have (?:i|we) (?:been|gone|walked)\b|"
                                         r"\bhow did (?:i|we) (?:get|go|walk|come)\b|\bmy (?:path|route|trajectory|walk|"
                                         r"movements?)\b|\b(?:path|route|way) (?:did|have|had) (?:i|we) (?:take|taken|"
@@ -164,7 +174,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     # --- object movement
     ("object_trajectory", 0.92, "moved", r"\b(?:before|after|since) (?:i|you|we|someone|somebody|anyone) (?:moved|"
                                          r"picked|took|carried|grabbed|lifted|removed|relocated|brought)\b|"
-                                         r"\bafter (?:moving|carrying|picking|taking|relocating|bringing)\b|"
+                                         r"\b(?:before|after|since) (?:me |my |you |your )?(?:moving|carrying|picking|"
+                                         r"taking|grabbing|lifting|relocating|bringing|shifting)\b|"
                                          r"\b(?:which|what) (?:room|place) (?:did )?(?:i|we) (?:take|took|bring|"
                                          r"brought|carry|carried|move|moved|"
                                          r"pick|picked|grab|grabbed|fetch|fetched|collect|collected|remove|removed|put|"
@@ -179,7 +190,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"we) (?:took|brought|carried|moved|"
                                          r"relocated) (?:the|my|a|an|it|them|our)\b|"
                                          r"\bwhere (?:did|has|have) (?:the|my|our) (?:\w+ ){1,3}(?:go|gone|end up|ended "
-                                         r"up|been moved|been taken)\b|\b(?:path|trajectory|movement|route) of (?:the|"
+                                         r"up|been moved|been taken)\b" + _NOT_FROM_ME + r"|\b(?:path|trajectory|movement|route) of (?:the|"
                                          r"my)\b|\b(?:has|have|was|were) (?:the|my|our) (?:\w+ ){1,3}(?:been )?(?:moved|"
                                          r"relocated|displaced|carried away|taken away)\b|\bdid (?:i|you|we|anyone|"
                                          r"someone|somebody) (?:move|relocate|carry)\b" + _NOT_SELF + r"|\b(?:moved|relocated|displaced)\b" +
@@ -221,14 +232,22 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     ("ego_direction", 0.95, "ego_words", r"\bwhich side\b(?! of (?:the|a|an|my|this|that|his|her)\b)|\bo'?clock\b|"
                                          r"\b(?:which|what) direction\b|\bwhich way\b|\b(?:do|would|will|should|must) (?:i|we) (?:need to |have to )?turn (?:left|right|"
                                          r"(?:a)?round)\b|"
-                                         r"\b(?:to|on) (?:my|your) "
-                                         r"(?:left|right)\b|"
+                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear)\b|"
+                                         r"\b(?:to|on|at) the (?:left|right|front|back|rear)(?: hand side| side)? of "
+                                         r"(?:me|you|us)\b|\b(?:ahead of|off to the side of) (?:me|you|us)\b|"
+                                         r"\bdirection (?:of|to|towards) (?:the|my|a|an|that|this)\b(?![^?]*\b(?:from|"
+                                         r"relative to|in relation to|compared to|with respect to) (?:the|a|an|this|that)\b)|"
+                                         r"\bdirection (?:i|we) (?:would |will |should |must |had |could )?(?:need to |have to |"
+                                         r"want to )?(?:walk|go|head|turn|look|face|move)\b|"
+                                         r"\b(?:how|where|what way) (?:\w+ ){0,4}?turn\w* (?:(?:my (?:head|body)|myself|"
+                                         r"(?:a)?round) )?(?:to (?:be )?(?:face|facing|see|look at|spot|get to)|towards?) "
+                                         r"(?:the|my|a|an|that|this)\b|"
                                          r"\bbehind (?:me|you|us)\b|\bin front of (?:me|you|us)\b|\bam i facing\b|"
                                          r"\b(?:relative|compared|in relation|with respect|with regard|in respect) to "
                                          r"(?:me|you|us|" + _MY_SPOT + r")\b|"
                                          r"\bfrom (?:my (?:point of view|perspective|viewpoint|vantage point|"
                                          r"standpoint)|" + _MY_SPOT + r")\b|"
-                                         r"\bfrom (?:me|here|where i am)\b|\bclock (?:direction|position|hour|face|"
+                                         r"\bfrom (?:me|here|where i am)\b|\bclock (?:direction|position|hour|face|dial|"
                                          r"terms?|notation|reading|numbers?)s?\b|\b(?:which|what) (?:clock )?hour "
                                          r"(?:is|are|would|will|does|do)\b(?! it\b)"),
     ("ego_direction", 0.9, "find", r"\b(?:help me find|help me locate|(?:i am|am) (?:looking|searching) for|i (?:need|want|"
@@ -311,7 +330,7 @@ OBJECT_MASK = "thing"
 _PUNCT = frozenset(",.;:?!")
 _PEOPLE_KEYS = frozenset(("person", "people", "man", "woman", "boy", "girl", "child", "baby"))
 _CLOCK_FRAME = frozenset(("direction", "directions", "position", "positions", "hour", "hours", "face", "terms", "term",
-                          "wise", "reading", "notation", "number", "numbers", "time", "hand", "hands"))
+                          "wise", "reading", "notation", "number", "numbers", "time", "hand", "hands", "dial"))
 
 
 @lru_cache(maxsize=1)

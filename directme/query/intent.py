@@ -173,6 +173,9 @@ _EVENT_VERBS = (
               # any way of moving into a place: "headed into", "wandering into", "popped into"
               r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|turn|cross|"
               r"pass|go|went|gone|com|came|get|got)\w* (?:(?:my way|back|over|on|through) )?(?:into|in to|through to)|"
+              # "before going to the kitchen", "before heading over to the office": a move to a place
+              r"(?:walk|step|head|mov|wander|stroll|go|went|com|came|mak|made|run|ran|pop|popp)\w* "
+              r"(?:(?:my way|back|over|across|on|off|through) )?to(?= (?:the|my) |$)|"
               # a visit as a noun: "before my last visit to the kitchen"
               r"(?:visit|trip|return|arrival|entry|move) (?:to|into|in|at)"),
     ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
@@ -182,14 +185,16 @@ _EVENT_VERBS = (
               # any way of moving out of a place: "got out of", "headed out of", "wandered away from"
               r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|go|went|gone|"
               r"com|came|get|got|turn|finish)\w* (?:(?:my way|back|on) )?(?:out of|away from|out from)|"
-              r"(?:departure|exit) from"),
+              r"(?:departure|exit) from|"
+              # a stay as a noun: "after my time in the kitchen", "after my stay in the office"
+              r"(?:time|stay|stint|spell) in"),
     ("pick", r"picked up|pick up|picking up|picked|grabbed|grab|grabbing|took|take|taking|bought|buy|buying|"
              r"lifted|removed|moved|moving|move|carried|carry|carrying|brought|bring|bringing|relocated"),
     ("put", r"put down|put|putting|placed|place|placing|dropped|drop|left behind|set down"),
     ("see", r"saw|see|seeing|seen|noticed|passed|passing|looked at|found"),
 )
 _EVENT_RE = re.compile(
-    r"\b(?P<rel>when|while|after|before|since|once|until|on|upon)\s+(?:i\s+|you\s+|my\s+)?(?:had\s+|have\s+|was\s+|"
+    r"\b(?P<rel>when|while|after|before|since|once|until|on|upon)\s+(?:i\s+|you\s+|my\s+|me\s+)?(?:had\s+|have\s+|was\s+|"
     r"having\s+|first\s+|last\s+|just\s+|most recent\s+|latest\s+)*(?P<verb>" + "|".join(f"(?:{v})" for _, v in _EVENT_VERBS) + r")\b(?P<rest>.*)$")
 _BEFORE_PLACE_RE = re.compile(r"\bbefore (?:the |my )?(?P<rest>.+)$")  # "before the kitchen"
 _AFTER_PLACE_RE = re.compile(r"\b(?:after|followed|came after|comes after|following) (?:the |my )(?P<rest>.+)$")
@@ -250,9 +255,9 @@ def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
             return ref, main
     if m:
         kind = next(name for name, pat in _EVENT_VERBS if re.fullmatch(pat, m.group("verb")))
-        if kind == "enter" and m.group("rel") in ("after", "since", "once") and \
-                re.fullmatch(r"(?:was|were|being|been) in", m.group("verb")):
-            kind = "leave"  # "after I was in the kitchen": after its end
+        if kind == "enter" and m.group("rel") in ("after", "once") and \
+                re.fullmatch(r"(?:was|were|being|been) in|(?:visit|trip) (?:to|in|at)", m.group("verb")):
+            kind = "leave"  # "after I was in the kitchen", "after my visit to the kitchen": after its end
         rest = m.group("rest")
         clause, main = text[m.start():], text[:m.start()]
         cut = re.search(r"[,:;]", rest)
