@@ -105,7 +105,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     ("open", 0.9, "how_to", r"(?:\bhow (?:can|could|do|does|should|would|might|to|will) (?:i|we|you|one|a person|someone|"
                             r"people)\b|^how (?:can|could|do|should|would|to)\b)" + _NOT_TURNING),
     # --- an imagined viewpoint ("if I face the sofa, which side ...")
-    ("relative_position", 0.93, "viewpoint", r"(?:\b(?:if|suppose|supposing|imagine|assuming|say|when|once)\b|\bwere (?:i|"
+    ("relative_position", 0.93, "viewpoint", r"(?:\b(?:if|suppose|supposing|imagine|assuming|say|when)\b|\bonce (?:i|you|we)\b|\bwere (?:i|"
                                              r"you|we) to\b)(?! (?:i|you|we) (?:want|need|wanted|needed|would like) to)"
                                              r"[^?]*\b(?:face|facing|faced|sit|sitting|sat|stand|standing|stood|lie|"
                                              r"lying|look(?:ed|ing|s)? (?:straight |directly |right )?at|seated|"

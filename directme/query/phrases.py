@@ -295,7 +295,7 @@ _IN_FRONT_RE = re.compile(r"\b(?P<with>with\s+)?(?:the|a|an|my)\s+(?P<np>(?:(?!(
                           r"(?:directly\s+|right\s+|straight\s+)?in front of (?:me|you|us)\b")
 _ENTER_RE = re.compile(r"\b(?:when|as|after)\s+(?:i|you|one|we)\s+(?:enter|enters|entered|walk in|walks in|come in|"
                        r"comes in)\b[^,.;?]*|\bfrom the (?:doorway|door|entrance)\b")
-_HYPOTHETICAL = re.compile(r"\b(if|suppose|supposing|imagine|assuming|say|once)\b|\bwere (?:i|you|we) to\b")
+_HYPOTHETICAL = re.compile(r"\b(if|suppose|supposing|imagine|assuming|say)\b|\b(?:were (?:i|you|we) to|once (?:i|you|we))\b")
 
 
 def viewpoint(text: str, places: frozenset[str] = frozenset(),
