@@ -73,6 +73,9 @@ _NOT_SELF = r"(?! (?:on|onto|to|into|in to|over|through|along|off|out of|away fr
 _NOT_WHERE = (r"(?! (?:to me |for me )?(?:where|which (?:way|side|direction)|in which direction|how far))"
               r"(?![^?.;]*\b(?:(?:from|relative to|in relation to|with respect to|compared to) (?:me|my|where i)\b|"
               r"o'?clock\b|clock (?:hours?|positions?|directions?)\b))")
+# "where should I be looking if I want to see the cup", "where do I turn to find the cup": a direction to an object
+_LOOK_FOR = (r"(?:be )?(?:look|looking|turn|turning|face|facing)(?: (?:to|in order to) (?:see|find|spot|face|look at)| for|"
+             r" if (?:i|we) (?:want|wanted|need|needed) to (?:see|find|spot|face|look at|get to))? (?:the|my|a|an|that|this)\b")
 # "where did the cup end up relative to me": a direction from the wearer, not a room
 _NOT_FROM_ME = r"(?![^?]*\b(?:(?:relative|compared|in relation|with respect) to|from) (?:me|you|us|my|where i)\b)"
 # "how would I need to turn to face the cup": which way to turn is asked, not how to do something
@@ -115,7 +118,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                              r"^with (?:the|a|an|my) [^,;?]*?in front of (?:me|you|us)\b"),
     ("open", 0.9, "affordance", r"\bwhere (?:can|could|should|might|may) (?:i|we|you|one|a person|someone|"
                                 r"people|the \w+|an? \w+)\b(?! (?:find|locate|spot|look for|see|get to) (?:the|my|a|an|"
-                                r"that|this|some|our|your)\b)"),
+                                r"that|this|some|our|your)\b)(?! " + _LOOK_FOR + r")"),
     ("open", 0.9, "use", r"\bwhat (?:can|could|should|would|might|do) (?:i|we|you|one|a person)\b(?! (?:see|find)\b)|"
                          r"\bwhat (?:can|could) be used\b|\bused (?:for|to)\b(?! be\b)|\b(?:purpose|function|use) of\b|"
                          r"\b(?:something|anything) (?:i|we|you) (?:can|could) use\b|\bcan (?:i|we|you) use\b|"
@@ -173,7 +176,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                         r"\bdid (?:i|we) (?:pass|walk|go) (?:through|by|into)\b"),
     # --- object movement
     ("object_trajectory", 0.92, "moved", r"\b(?:before|after|since) (?:i|you|we|someone|somebody|anyone) (?:moved|"
-                                         r"picked|took|carried|grabbed|lifted|removed|relocated|brought)\b|"
+                                         r"picked|took|carried|grabbed|lifted|removed|relocated|brought|shifted|fetched|"
+                                         r"collected)\b|"
                                          r"\b(?:before|after|since) (?:me |my |you |your )?(?:moving|carrying|picking|"
                                          r"taking|grabbing|lifting|relocating|bringing|shifting)\b|"
                                          r"\b(?:which|what) (?:room|place) (?:did )?(?:i|we) (?:take|took|bring|"
@@ -186,6 +190,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"we) (?:left|put|"
                                          r"placed|set|dropped|took|brought|carried|moved) (?:the|my|a|an|it|"
                                          r"them|our)\b|"
+                                         r"\b(?:which|what) (?:room|place) (?:did|has|have|had) (?:the|my|our|that|this) (?:\w+ ){1,3}(?:go|gone|end(?:ed)? "
+                                         r"up|been moved|been taken|land|landed)\b|"
                                          r"\bwhere did (?:i|we) (?:take|bring|carry|move)\b" + _NOT_SELF + r"|\bwhere (?:i|"
                                          r"we) (?:took|brought|carried|moved|"
                                          r"relocated) (?:the|my|a|an|it|them|our)\b|"
@@ -229,10 +235,13 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                     r"getting up|standing up|taking a step|stepping|leaning)\b|\bclose enough (?:for me )?"
                                     r"to (?:reach|touch|grab|pick)\b|\bable to (?:reach|touch|grab)\b"),
     # --- where X is for me
-    ("ego_direction", 0.95, "ego_words", r"\bwhich side\b(?! of (?:the|a|an|my|this|that|his|her)\b)|\bo'?clock\b|"
+    ("ego_direction", 0.95, "ego_words", r"\b(?:which|what) side\b(?! of (?:the|a|an|my|this|that|his|her)\b)|\bo'?clock\b|"
+                                         # "the cup, left side or right side?" (no other object named as a frame)
+                                         r"^(?![^?]*\b(?:from|relative to|of) (?:the|a|an|this|that)\b)[^?]*\b(?:left|right)"
+                                         r"(?: hand)?(?: side)? or (?:on |to )?(?:the |my )?(?:left|right)\b|"
                                          r"\b(?:which|what) direction\b|\bwhich way\b|\b(?:do|would|will|should|must) (?:i|we) (?:need to |have to )?turn (?:left|right|"
                                          r"(?:a)?round)\b|"
-                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear)\b|"
+                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|"
                                          r"\b(?:to|on|at) the (?:left|right|front|back|rear)(?: hand side| side)? of "
                                          r"(?:me|you|us)\b|\b(?:ahead of|off to the side of) (?:me|you|us)\b|"
                                          r"\bdirection (?:of|to|towards) (?:the|my|a|an|that|this)\b(?![^?]*\b(?:from|"
@@ -254,12 +263,14 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                    r"have) to find|i can not find|i lost|point me (?:to|towards)|show me where|"
                                    r"where (?:can|could|would|might|do|should) (?:i|we) (?:find|locate|spot|look for|see|"
                                    r"get to)|where did (?:i|we) (?:leave|left|put|place|drop|dropped|keep|kept|store|"
-                                   r"stored|hide|hid|last see|see|set|lose|lost|misplace\w*))\b"),
+                                   r"stored|hide|hid|last see|see|set|lose|lost|misplace\w*)|where (?:should|do|would|must|can|could) (?:i|we) "
+                                   + _LOOK_FOR + r")"),
 )
 _CUE_RE = tuple((kind, conf, name, re.compile(p)) for kind, conf, name, p in _CUES)
 
-_WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"
-                       r"\bwhere (?:the|my|a|an|this|that|these|those|our|your) [^?.,;]*?(?:is|are|was|were)\b")  # indirect
+_WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"  # and indirect: "where would you say the cup is"
+                       r"\bwhere (?:(?:would|do|does|did|will) (?:you|one) (?:say|think|reckon|guess|suppose|imagine) )?"
+                       r"(?:the|my|a|an|this|that|these|those|our|your) [^?.,;]*?(?:is|are|was|were)\b")
 _RELATIVE_TO_RE = re.compile(r"\b(?:relative to|in relation to|compared to|with respect to|from the perspective of) "
                              r"(?:the|a|an|my|this|that)\b")
 _WH_START = re.compile(r"^(?:so |and |ok |okay |hey |please |now )?(?:what|which|whats)\b")

@@ -172,10 +172,10 @@ _EVENT_VERBS = (
               r"being in|been in|arriving at|arriving in|arrive in|arrived|reaching|reach|getting to|"
               # any way of moving into a place: "headed into", "wandering into", "popped into"
               r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|turn|cross|"
-              r"pass|go|went|gone|com|came|get|got)\w* (?:(?:my way|back|over|on|through) )?(?:into|in to|through to)|"
+              r"pass|go|went|gone|com|came|get|got)\w* (?:(?:my way|back|over|on|through|it) )?(?:into|in to|through to)|"
               # "before going to the kitchen", "before heading over to the office": a move to a place
               r"(?:walk|step|head|mov|wander|stroll|go|went|com|came|mak|made|run|ran|pop|popp)\w* "
-              r"(?:(?:my way|back|over|across|on|off|through) )?to(?= (?:the|my) |$)|"
+              r"(?:(?:my way|back|over|across|on|off|through|it) )?to(?= (?:the|my) |$)|"
               # a visit as a noun: "before my last visit to the kitchen"
               r"(?:visit|trip|return|arrival|entry|move) (?:to|into|in|at)"),
     ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
@@ -185,11 +185,12 @@ _EVENT_VERBS = (
               # any way of moving out of a place: "got out of", "headed out of", "wandered away from"
               r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|go|went|gone|"
               r"com|came|get|got|turn|finish)\w* (?:(?:my way|back|on) )?(?:out of|away from|out from)|"
-              r"(?:departure|exit) from|"
+              r"(?:departure|exit) from|way out of|"
               # a stay as a noun: "after my time in the kitchen", "after my stay in the office"
               r"(?:time|stay|stint|spell) in"),
     ("pick", r"picked up|pick up|picking up|picked|grabbed|grab|grabbing|took|take|taking|bought|buy|buying|"
-             r"lifted|removed|moved|moving|move|carried|carry|carrying|brought|bring|bringing|relocated"),
+             r"lifted|removed|moved|moving|move|carried|carry|carrying|brought|bring|bringing|relocated|shifted|shift|"
+             r"shifting|fetched|fetch|fetching|collected|collect|collecting"),
     ("put", r"put down|put|putting|placed|place|placing|dropped|drop|left behind|set down"),
     ("see", r"saw|see|seeing|seen|noticed|passed|passing|looked at|found"),
 )
@@ -225,7 +226,8 @@ _PREVIOUS_RE = re.compile(r"\b(?:before (?:(?:this|the current|my current)(?: on
 _FIRST_LAST_RE = re.compile(r"\b(first|initially|last|most recently|latest)\b")
 _UNIT = r"(hours?|hrs?|minutes?|mins?|seconds?|secs?)"
 _AGO_RE = re.compile(r"\b((?:" + _NUM + r"\s+" + _UNIT + r"(?:\s*,?\s*(?:and\s+)?)?)+)\s*(?:ago|back|earlier|"
-                     r"before now|previously|prior|in the past|before(?=\s*[?.!,;]|\s*$))\b")
+                     r"before now|before (?:this|the present)(?: moment| point)?|previously|prior|in the past|"
+                     r"before(?=\s*[?.!,;]|\s*$))\b")
 _BACK_RE = re.compile(r"\b(?:back|(?:in|during|over|for|within) the (?:last|past))\s+"
                       r"(?:about |around |roughly |some )?((?:" + _NUM + r"\s+" + _UNIT +
                       r"(?:\s*,?\s*(?:and\s+)?)?)+)")  # "if you think back 2 minutes"
@@ -237,7 +239,8 @@ _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|
 
 def _is_event(m: re.Match) -> bool:
     """"on leaving" is an event, "on the left" is not; "since I saw the cup" dates no question."""
-    if m.group("rel") in ("on", "upon") and not m.group(0).split()[1].endswith("ing"):  # "upon having left"
+    if m.group("rel") in ("on", "upon") and not m.group(0).split()[1].endswith("ing") and \
+            not m.group("verb").startswith("way "):  # "upon having left", "on my way out of"
         return False
     return not (m.group("rel") == "since" and re.fullmatch(_EVENT_VERBS[-1][1], m.group("verb")))
 
@@ -282,10 +285,10 @@ def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
         kind = "leave" if m.group("verb") in ("left", "exited", "came out of", "walked out of", "stepped out of") \
             else "enter"
         return TimeRef(TimeKind.EVENT, m.group("rel"), kind, place[0], "last", 0.0, m.group(0)), text[m.end():]
-    previous = _previous_place(text, vocab)
+    m = _AGO_RE.search(text) or _BACK_RE.search(text)
+    previous = _previous_place(text, vocab) if m is None else None  # "2 minutes before this": a duration
     if previous is not None:
         return previous
-    m = _AGO_RE.search(text) or _BACK_RE.search(text)
     if m:
         secs = sum(_number(n) * (3600.0 if u.startswith("h") else 60.0 if u.startswith("min") else 1.0)
                    for n, u in _PAIR_RE.findall(m.group(1)))
@@ -598,9 +601,10 @@ def _core(ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
     """The asked phrases of a non-relational question: the first, the ones coordinated with it ("the
     cup or the plate") and none that only modify it ("the lamp in the living room")."""
     cands = [p for p in ps.keep if not _is_place(p, vocab) or p in ps.asked]
+    toks = ps.toks
+    cands = _prefer_determined(cands, toks, vocab)
     if not cands:
         return []
-    toks = ps.toks
     out = [cands[0]]
     for p in cands[1:]:
         gap = toks[out[-1].end:p.start]
@@ -615,6 +619,19 @@ def _core(ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
                 continue
             out.append(p)  # "Which is closer to me now, the cup or the plate?" after the comma
     return out
+
+
+def _prefer_determined(phrases: list[ph.Phrase], toks: list[str], vocab: Vocabulary) -> list[ph.Phrase]:
+    """Without the bare words no object name explains when a determiner opens another phrase: "guide me to the
+    cup", "from memory, where is the cup", "if I spin round to face the sofa" ask about the cup and the sofa.
+    A bare phrase coordinated with another ("the mug or kettle") stays."""
+    def determined(p: ph.Phrase) -> bool:
+        return p.start > 0 and toks[p.start - 1] in ph.DETERMINERS
+
+    if not any(determined(p) for p in phrases):
+        return phrases
+    return [p for p in phrases if determined(p) or toks[p.start - 1:p.start] in (["and"], ["or"], [","]) or
+            (vocab.lookup(list(p.words), 0) or ("", 0))[1] == len(p.words)]
 
 
 def _to_target(p: ph.Phrase, vocab: Vocabulary, toks: list[str]) -> Target:
@@ -707,7 +724,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     references: list[ph.Phrase] = []
     relation = ""
     if kind == "relative_position":
-        asked, references, relation = ps.asked, ps.references, ps.relation
+        asked, references, relation = _prefer_determined(ps.asked, toks, vocab), ps.references, ps.relation
     elif kind in ("distance", "distance_compare"):
         ref = _reference_from(ps)
         asked = [p for p in _core_all(ps, vocab) if p is not ref]

@@ -105,7 +105,7 @@ FUNCTION_WORDS = DETERMINERS | PRONOUNS | AUXILIARIES | PREPOSITIONS | CONJUNCTI
 GENERIC_HEADS = frozenset(("object", "objects", "thing", "things", "item", "items", "stuff", "one", "ones",
                            "something", "anything", "furniture", "appliance", "appliances", "following", "followings",
                            # body parts: "without moving my feet", "get my hand on"
-                           "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers", "eye",
+                           "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers", "eye", "body",
                            "eyes",
                            # a measure of walking: "without taking any steps"
                            "step", "steps", "pace", "paces"))
