@@ -163,7 +163,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                         r"\bwhere (?:was|were) (?:i|we)\b|\bwhere had (?:i|we) (?:been|gone|come from|walked)\b|"
                                         r"\bwhere did (?:i|we) (?:come from|go|walk|"
                                         r"head|end up|start|begin|enter)\b|\bwhere have (?:i|we) (?:been|gone|walked)\b|"
-                                        r"\bhow did (?:i|we) (?:get|go|walk|come)\b|\bmy (?:path|route|trajectory|walk|"
+                                        r"\bhow did (?:i|we) (?:get|go|walk|come)\b|\bmy (?:next|last|previous|first|final) (?:stop|destination|"
+                                        r"port of call)\b|\bmy (?:path|route|trajectory|walk|"
                                         r"movements?)\b|\b(?:path|route|way) (?:did|have|had) (?:i|we) (?:take|taken|"
                                         r"walk|walked|follow|followed)\b|\bin what order did (?:i|we)\b|"
                                         r"\bhow (?:far|much|long) (?:have|did|had) (?:i|we) (?:walk|walked|go|gone|went|"
@@ -241,7 +242,10 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"(?: hand)?(?: side)? or (?:on |to )?(?:the |my )?(?:left|right)\b|"
                                          r"\b(?:which|what) direction\b|\bwhich way\b|\b(?:do|would|will|should|must) (?:i|we) (?:need to |have to )?turn (?:left|right|"
                                          r"(?:a)?round)\b|"
-                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|"
+                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) back (?:is )?(?:to|towards?) "
+                                         r"(?:the|my|a|an|that|this)\b|\b(?:in|within|out of) (?:my|your) (?:line of sight|"
+                                         r"field of view)\b|\bwhere am i (?:in relation|relative|compared|with respect) to "
+                                         r"(?:the|a|an|my|this|that)\b|"
                                          r"\b(?:to|on|at) the (?:left|right|front|back|rear)(?: hand side| side)? of "
                                          r"(?:me|you|us)\b|\b(?:ahead of|off to the side of) (?:me|you|us)\b|"
                                          r"\bdirection (?:of|to|towards) (?:the|my|a|an|that|this)\b(?![^?]*\b(?:from|"
@@ -268,7 +272,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
 )
 _CUE_RE = tuple((kind, conf, name, re.compile(p)) for kind, conf, name, p in _CUES)
 
-_WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"  # and indirect: "where would you say the cup is"
+_WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"
+                       r"\bwhere (?:would|will|could|might|should|must) (?:the|my|that|this) [^?.,;]*? be\b|"  # and indirect: "where would you say the cup is"
                        r"\bwhere (?:(?:would|do|does|did|will) (?:you|one) (?:say|think|reckon|guess|suppose|imagine) )?"
                        r"(?:the|my|a|an|this|that|these|those|our|your) [^?.,;]*?(?:is|are|was|were)\b")
 _RELATIVE_TO_RE = re.compile(r"\b(?:relative to|in relation to|compared to|with respect to|from the perspective of) "

@@ -180,7 +180,8 @@ _EVENT_VERBS = (
               r"(?:visit|trip|return|arrival|entry|move) (?:to|into|in|at)"),
     ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
               r"walking out of|went out of|going out of|stepped out of|stepping out of|moved out of|"
-              r"was done in|were done in|was finished in|finished in|was through with|departed|departing|"
+              r"was done in|were done in|was finished in|finished in|(?:done|finished) with|was through with|departed|"
+              r"departing|"
               r"depart|out of|"
               # any way of moving out of a place: "got out of", "headed out of", "wandered away from"
               r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|go|went|gone|"
@@ -200,7 +201,11 @@ _EVENT_RE = re.compile(
 _BEFORE_PLACE_RE = re.compile(r"\bbefore (?:the |my )?(?P<rest>.+)$")  # "before the kitchen"
 _AFTER_PLACE_RE = re.compile(r"\b(?:after|followed|came after|comes after|following) (?:the |my )(?P<rest>.+)$")
 _PRECEDED_RE = re.compile(r"\b(?:preceded|came before|comes before|led into|leads into|led to|leads to|opened into|"
-                          r"opens into|opened onto|opens onto) (?:the |my )(?P<rest>.+)$")
+                          r"opens into|opened onto|opens onto) (?:the |my )(?:(?:entering|entry into|arrival in|"
+                          r"walking into|going into|getting to|reaching) (?:the |my )?)?(?P<rest>.+)$")
+# "From the kitchen, which room did I go into next?": the room after leaving it
+_FROM_START_RE = re.compile(r"^(?:and |so )?from (?:the |my )(?P<rest>[a-z ]+?),? (?:(?:which|what) (?:room|place)|where) "
+                            r"(?:did|had|have) (?:i|we)\b")
 _ON_WAY_RE = re.compile(r"\b(?:to get|to go|on (?:my|the) way) (?:into|in to|to) (?:the |my )?(?P<rest>.+)$")
 # "I left the kitchen at some point; which room came right after it?": the event in an earlier clause
 _CLAUSE_EVENT_RE = re.compile(r"\bi (?:had )?(?P<verb>left|exited|entered|walked into|went into|came into|came out of|"
@@ -252,10 +257,11 @@ def _number(tok: str) -> float:
 def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
     """Time reference and the question text with the temporal clause removed."""
     m = next((m for m in _EVENT_RE.finditer(text) if _is_event(m)), None)
-    if m is None and re.match(r"^\w+ing\b", text) and not text.startswith("upon "):
-        ref, main = _parse_time("upon " + text, vocab)  # "Leaving the kitchen, which room did I go to?"
+    clause = re.search(r"(?:^|[,;:] )(\w+ing\b.*)$", text) if m is None and not text.startswith("upon ") else None
+    if clause:  # "Leaving the kitchen, which room did I go to?", "which room did I go on to, leaving the kitchen behind?"
+        ref, main = _parse_time("upon " + clause.group(1), vocab)
         if ref.kind == TimeKind.EVENT and ref.event in ("enter", "leave"):
-            return ref, main
+            return ref, (main if clause.start() == 0 else text[:clause.start()])
     if m:
         kind = next(name for name, pat in _EVENT_VERBS if re.fullmatch(pat, m.group("verb")))
         if kind == "enter" and m.group("rel") in ("after", "once") and \
@@ -313,7 +319,7 @@ def _previous_place(text: str, vocab: Vocabulary) -> Optional[tuple[TimeRef, str
     for pattern, relation, event in ((_INTO_FROM_RE, "before", "enter"), (_BEFORE_PLACE_RE, "before", "enter"),
                                      (_ON_WAY_RE, "before", "enter"),
                                      (_PRECEDED_RE, "before", "enter"), (_AFTER_PLACE_RE, "after", "leave"),
-                                     (_FROM_PLACE_RE, "after", "leave")):
+                                     (_FROM_PLACE_RE, "after", "leave"), (_FROM_START_RE, "after", "leave")):
         m = pattern.search(text)
         toks = words(m.group("rest")) if m else []
         place = vocab.place_at(toks, 0) if m else None
