@@ -98,13 +98,14 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                 r"textures?|brand|fabric|font|shade|design|style)\b|\bmade (?:of|from|out of)\b|"
                                 r"\bwhat colou?r\b|\bhow (?:big|large|small|tall|wide|heavy|old|thick|deep|bright)\b"),
     ("open", 0.9, "text", r"\b(?:written|writing|inscribed|printed|says|reads|spelled|spelt|logo|caption|headline|"
-                          r"subtitle)\b|\bwhat (?:does|do|did) (?:it|the \w+(?: \w+)?|this|that|they|he|she) (?:say|read|show|"
+                          r"subtitle)\b|\bwhat (?:does|do|did) (?:it|the [\w']+(?: [\w']+){0,2}|this|that|they|he|she) (?:say|read|show|"
                           r"display|mean|indicate)\b|\bwhat (?:time(?! (?:on|of|in terms of) (?:a|the) clock\b)|day|date|year|temperature|language)\b|"
                           r"\bnames? of\b|\bwhat (?:is|are) (?:the |its |his |her |their )?names?\b|\bcalled\b|^who\b|"
                           r"\bwho (?:is|are|was|were|did|does)\b|\bwhose\b|\bletters?\b|\bnumbering\b"),
     ("open", 0.9, "state", r"^(?:is|are|was|were|has|have)\b(?! there\b)(?!.*\b(?:reach|closer|nearer|farther|further)\b).*\b"
                            + _STATE + r"\b"),
-    ("open", 0.9, "state_on_off", r"^(?:is|are|was|were)\b.* (?:on|off)\s*[?.!]*$"),
+    ("open", 0.9, "state_on_off", r"^(?:is|are|was|were)\b.* (?:on|off)\s*[?.!]*$|(?<!that )(?<!which )\b(?:is|are|was|were|gets?|got) "
+                                  r"(?:switched|turned|toggled) (?:on|off)\b"),
     ("open", 0.9, "how_to", r"(?:\bhow (?:can|could|do|does|should|would|might|to|will) (?:i|we|you|one|a person|someone|"
                             r"people)\b|^how (?:can|could|do|should|would|to)\b)" + _NOT_TURNING),
     # --- an imagined viewpoint ("if I face the sofa, which side ...")
@@ -134,7 +135,9 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                            r"^(?:describe|summari[sz]e|explain|list|name|identify|compare)\b" + _NOT_WHERE + r"|"
                            r"\b(?:describe|summari[sz]e)\b" + _NOT_WHERE + r"|"
                            r"^why\b|\bwhy (?:is|are|does|do|did|was|were|would|has|have)\b|\bwhat happen(?:s|ed)?\b|"
-                           r"\b(?:video|scene|clip|footage|vlog\w*|episode|tutorial)\b"),
+                           r"\b(?:video|scene|clip|footage|vlog\w*|episode|tutorial)\b|"
+                           # events in a video: "what dramatic action occurs", "what event prompts"
+                           r"\b(?:occurs?|occurred|occurring|takes place|took place)\b|\bwhat (?:events?|actions?)\b"),
     ("open", 0.85, "people", r"\b(?:he|she|his|her|hers|him)\b|\b(?:anyone|anybody|someone|somebody) "
                              r"(?:living|live|lives|sitting|sleeping|using|working|home|inside|there|here)\b|"
                              r"\bis (?:anyone|anybody|someone|somebody)\b|\b(?:doing|performing|cooking|dancing|singing|"
@@ -142,8 +145,10 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                              r"purchased?|preparing|demonstrat\w+|mention\w*|introduc\w+|recommend\w*|perform\w*)\b"),
     ("open", 0.88, "reasoning", r"\b(?:could|might|would) (?:you|i|we|one) (?:possibly|probably|likely|typically|"
                                 r"usually|normally)\b|\b(?:possibly|typically|expect to find|inferr?(?:ed)?|infer|"
-                                r"conclude\w*|implies|imply|according to|based on|opinion|reasons?)\b|\bwhat (?:information|message|details?|instructions?|steps?|"
-                                r"step|ingredients?)\b"),
+                                r"conclude\w*|implies|imply|according to|based on|opinion|reasons?|similarit(?:y|ies)|in common|"
+                                r"common (?:elements?|features?|themes?|factors?|threads?))\b|"
+                                r"\bwhat (?:information|message|details?|instructions?|steps?|ingredients?)\b|"
+                                r"\bwhat (?:is|are|was|were) the (?:\w+ )?(?:steps?|stages?|phases?)\b"),
     ("open", 0.85, "third_party", r"\b(?:what|how|why|when|which|where)\b(?: \w+){0,3} (?:does|did|do) (?:the|a|an|this|"
                                   r"that|these|those) (?:\w+ ){0,3}?(?:add|adds|use(?! to (?:be|sit|stand|live|lie|stay|go)\b)|say|do|make|show|buy|cook|prepare|"
                                   r"wear|hold|eat|drink|play|perform|mention|recommend|demonstrate|explain|describe|"
@@ -153,7 +158,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     ("open", 0.85, "knowledge", r"\bwhat (?:kind|type|sort|species|breed|model|make|genre|variety) of\b(?! (?:rooms?|"
                                 r"places?|locations?|buildings?|areas?|spaces?|shops?|stores?|venues?|objects?|things?|"
                                 r"items?|furniture)\b)|\b(?:which|what) (?:city|country|language|brand|species|breed|song|"
-                                r"company|team|dish|cuisine|sport|model|genre|style)\b|\bhow many times\b"),
+                                r"company|team|dish|cuisine|sport|model|genre|style)\b|\bhow many times\b|"
+                                r"\b(?:which|what) (?:\w+ ){1,2}(?:brand|model|genre|species|breed|language|cuisine|company)\b"),
     # --- my own movement (before object movement and places: "which room was I in")
     ("my_trajectory", 0.95, "my_route", r"\b(?:which|what) (?:rooms?|places?|areas?) (?:was|were|did|have|had) (?:i|we)\b"
                                         r"(?! (?:take|took|bring|brought|carry|carried|move|moved|put|leave|left|drop|dropped|place|placed|"

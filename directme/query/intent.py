@@ -505,7 +505,7 @@ class _Phrases:
     reference_text: str
     relation: str
     reference_is_place: bool
-    reference_known: bool  # a relation other than in/at, or a landmark the vocabulary knows
+    reference_known: bool  # a relation other than in/at, a landmark the vocabulary knows or a structural part
     keep: list[ph.Phrase]  # every object phrase, in order
 
 
@@ -595,7 +595,9 @@ def _analyse(text: str, vocab: Vocabulary, view: Optional[ph.Viewpoint]) -> _Phr
         relation = r.name
         ref_is_place = _is_place(first, vocab) and not any(t in ph.REGION_NOUNS or t == "corner"
                                                            for t in toks[r.start:r.end])  # "in the center of the room"
-        ref_known = vocab.lookup(list(first.words), 0) is not None or r.name not in ("in", "at")
+        # "in the corner": a part of the room, never a picture's content ("in the tapestry")
+        ref_known = vocab.lookup(list(first.words), 0) is not None or r.name not in ("in", "at") or \
+            (after[0].words[-1] in ph.STRUCTURAL and not _is_place(after[0], vocab))
         asked = [p for p in keep if p.end <= r.start and p.words not in view_words]
         break
     if not references:
