@@ -109,3 +109,30 @@ def test_object_room_after_a_move():
 def test_reach_without_steps_names_only_the_object():
     it = parse_question("Without taking any steps, could I grab the bedside table?")
     assert it.primitive == "reachability" and [t.key for t in it.asked] == ["nightstand"]
+
+
+@pytest.mark.parametrize("options, kinds", [
+    (["The kitchen.", "In the living room.", "The laundry room."], {"my_trajectory", "object_trajectory", "place"}),
+    (["Three.", "3", "Zero."], {"count", "quantity_change"}),
+    (["It is on your left.", "At 3 o'clock."], {"ego_direction", "relative_position"}),
+    (["A cup.", "A lamp."], set()),
+])
+def test_option_kinds(options, kinds):
+    from directme.query.intent import _option_kinds, default_vocabulary
+
+    assert _option_kinds(options, default_vocabulary()) == kinds
+
+
+def test_unsure_meaning_and_agreeing_options_make_a_parse_answerable(monkeypatch):
+    """A kind guessed by meaning below the bar is answered when the options are of that kind, never otherwise."""
+    import directme.query.intent as intent
+    from directme.query.classify import KindGuess
+
+    monkeypatch.setattr(intent, "_guess_kind", lambda *a, **k: KindGuess("ego_direction", 0.4, "embedding"))
+    q = "The kettle, where would that be for me?"
+    agree = parse_question(q, ["It is on your left.", "It is behind you.", "It is on your right."])
+    assert agree.answerable() and agree.how == "embedding+options" and [t.key for t in agree.asked] == ["kettle"]
+    assert not parse_question(q, ["The kitchen.", "The office."]).answerable()
+    assert not parse_question(q).answerable()
+    monkeypatch.setattr(intent, "_guess_kind", lambda *a, **k: KindGuess("ego_direction", 0.2, "embedding"))
+    assert not parse_question(q, ["It is on your left.", "It is behind you."]).answerable()  # too unsure

@@ -240,6 +240,29 @@ def _from_options(options: Sequence[str]) -> Primitive:
     return Primitive.UNKNOWN
 
 
+_NUMBER_OPTION = re.compile(r"\s*(?:\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten)\s*\.?\s*")
+_UNSURE_MEANING = 0.3  # the kind classifier's probability from which options that fit the kind make it answerable
+_MEANING_AND_OPTIONS = 0.55  # the confidence then (just above MIN_PARSE_CONFIDENCE)
+
+
+def _option_kinds(options: Sequence[str], vocab: Vocabulary) -> frozenset[str]:
+    """The question kinds every option fits: numbers (count), directions or clock hours (where an object is
+    for me or for an imagined viewpoint), routes, rooms ("The kitchen." / "In the office.")."""
+    opts = [o.lower() for o in options if o.strip()]
+    if not opts:
+        return frozenset()
+    if all(_NUMBER_OPTION.fullmatch(o) for o in opts):
+        return frozenset(("count", "quantity_change"))
+    if _from_options(opts) == Primitive.EGO_DIRECTION:
+        return frozenset(("ego_direction", "relative_position"))
+    if _from_options(opts) == Primitive.MY_TRAJECTORY:
+        return frozenset(("my_trajectory",))
+    rooms = [[t for t in words(o) if t not in ("the", "in", "a", "an", "my")] for o in opts]
+    if all(toks and (vocab.place_at(toks, 0) or ("", 0))[1] == len(toks) for toks in rooms):
+        return frozenset(("my_trajectory", "object_trajectory", "place"))
+    return frozenset()
+
+
 _NEEDS_TARGET = (Primitive.EGO_DIRECTION, Primitive.REACHABILITY, Primitive.OBJECT_TRAJECTORY,  # no_target without one
                  Primitive.OBJECT_LOCATION, Primitive.DISTANCE_COMPARE, Primitive.RELATIVE_POSITION, Primitive.DISTANCE,
                  Primitive.COUNT, Primitive.COUNT_CHANGE, Primitive.FACING)
@@ -499,6 +522,9 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         implied = _from_options(options)
         if implied != Primitive.UNKNOWN:  # the options say what is asked; weak evidence: an MLLM decides
             kind, confidence, how = KIND_OF_PRIMITIVE[implied], 0.45, "options"
+    elif how == "embedding" and _UNSURE_MEANING <= confidence < MIN_PARSE_CONFIDENCE and \
+            kind in _option_kinds(options, vocab):  # two weak cues that agree: the meaning and what the options are
+        confidence, how = _MEANING_AND_OPTIONS, "embedding+options"
     primitive = _KIND_PRIMITIVE[kind]
     if how == "none":
         primitive = Primitive.UNKNOWN
