@@ -3,10 +3,10 @@ words), a reference object and relation, an imagined viewpoint and the time refe
 
 The kind of question is decided by exact cue rules first, then by meaning (query/classify.py:
 sentence embeddings against labelled prototypes, calibrated); targets, references and viewpoints
-come from noun phrases and relation phrases (query/phrases.py). Questions memory geometry cannot
-answer get ``Primitive.OPEN``; without a sentence model, phrasings no rule knows give
-``Primitive.UNKNOWN`` with the "not_understood" flag. Never a guess: a low confidence makes the
-geometric answerer abstain (see ``Intent.answerable``)."""
+come from noun phrases and relation phrases (query/phrases.py), the time reference from its clause
+(query/timephrase.py). Questions memory geometry cannot answer get ``Primitive.OPEN``; without a
+sentence model, phrasings no rule knows give ``Primitive.UNKNOWN`` with the "not_understood" flag.
+Never a guess: a low confidence makes the geometric answerer abstain (see ``Intent.answerable``)."""
 from __future__ import annotations
 
 import re
@@ -17,6 +17,7 @@ from ..types import Flag, TextEnum
 from . import phrases as ph
 from .classify import KindGuess, classifier_for, cue_kind, normalise_question, relation_cue
 from .embed import CachedEmbedder
+from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in  # HERE, TimeKind, TimeRef: also imported from here
 from .vocab import COLOURS, Vocabulary, canonical, normalise, words
 
 class Primitive(TextEnum):
@@ -41,17 +42,6 @@ class Primitive(TextEnum):
     UNKNOWN = "unknown"  # not understood
 
 
-class TimeKind(TextEnum):
-    """How a question's time reference is given."""
-
-    NOW = "now"
-    JUST_NOW = "just_now"
-    START = "start"
-    AGO = "ago"
-    ABSOLUTE = "absolute"
-    EVENT = "event"
-
-
 PRIMITIVES = tuple(p.value for p in Primitive)
 
 
@@ -63,24 +53,6 @@ class Target:
     text: str
     colour: Optional[str] = None
     place: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class TimeRef:
-    """When the question is evaluated. ``kind``: now | just_now | start | ago | absolute | event.
-    For events: ``relation`` (at/before/after), ``event`` (enter/leave/pick/put/see),
-    ``subject`` (place or object key, or HERE: the wearer's current place) and ``which`` (first/last)."""
-
-    kind: TimeKind = TimeKind.NOW
-    relation: str = "at"
-    event: str = ""
-    subject: str = ""
-    which: str = "last"
-    seconds: float = 0.0
-    text: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", TimeKind(self.kind))
 
 
 @dataclass(frozen=True)
@@ -159,183 +131,9 @@ class Intent:
             and Flag.NO_TARGET not in self.flags
 
 
-HERE = "<here>"  # TimeRef subject of "the room before this one": the place the wearer is in at question time
-
-_NUM = r"(\d+(?:\.\d+)?|a|an|one|two|three|four|five|ten|twenty|thirty)"
-_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10,
-                 "twenty": 20, "thirty": 30}
-_EVENT_VERBS = (
-    ("enter", r"first entered|entered|enter|entering|walked into|walk into|walking into|went into|go into|going into|"
-              r"came into|come into|coming into|stepped into|step into|stepping into|got into|getting into|"
-              r"moved into|got to|get to|arrived at|arrived in|arrive at|reached|was in|were in|came to|went to|"
-              r"ended up in|end up in|ending up in|made it into|made it to|walked in to|went in to|"
-              r"being in|been in|arriving at|arriving in|arrive in|arrived|reaching|reach|getting to|"
-              # any way of moving into a place: "headed into", "wandering into", "popped into"
-              r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|turn|cross|"
-              r"pass|go|went|gone|com|came|get|got)\w* (?:(?:my way|back|over|on|through) )?(?:into|in to|through to)|"
-              # a visit as a noun: "before my last visit to the kitchen"
-              r"(?:visit|trip|return|arrival|entry|move) (?:to|into|in|at)"),
-    ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
-              r"walking out of|went out of|going out of|stepped out of|stepping out of|moved out of|"
-              r"was done in|were done in|was finished in|finished in|was through with|departed|departing|"
-              r"depart|out of|"
-              # any way of moving out of a place: "got out of", "headed out of", "wandered away from"
-              r"(?:walk|step|head|mov|wander|stroll|pop|popp|nip|nipp|duck|run|ran|hurr|mak|made|go|went|gone|"
-              r"com|came|get|got|turn|finish)\w* (?:(?:my way|back|on) )?(?:out of|away from|out from)|"
-              r"(?:departure|exit) from"),
-    ("pick", r"picked up|pick up|picking up|picked|grabbed|grab|grabbing|took|take|taking|bought|buy|buying|"
-             r"lifted|removed|moved|moving|move|carried|carry|carrying|brought|bring|bringing|relocated"),
-    ("put", r"put down|put|putting|placed|place|placing|dropped|drop|left behind|set down"),
-    ("see", r"saw|see|seeing|seen|noticed|passed|passing|looked at|found"),
-)
-_EVENT_RE = re.compile(
-    r"\b(?P<rel>when|while|after|before|since|once|until|on|upon)\s+(?:i\s+|you\s+|my\s+)?(?:had\s+|have\s+|was\s+|"
-    r"having\s+|first\s+|last\s+|just\s+|most recent\s+|latest\s+)*(?P<verb>" + "|".join(f"(?:{v})" for _, v in _EVENT_VERBS) + r")\b(?P<rest>.*)$")
-_BEFORE_PLACE_RE = re.compile(r"\bbefore (?:the |my )?(?P<rest>.+)$")  # "before the kitchen"
-_AFTER_PLACE_RE = re.compile(r"\b(?:after|followed|came after|comes after|following) (?:the |my )(?P<rest>.+)$")
-_PRECEDED_RE = re.compile(r"\b(?:preceded|came before|comes before|led into|leads into|led to|leads to|opened into|"
-                          r"opens into|opened onto|opens onto) (?:the |my )(?P<rest>.+)$")
-_ON_WAY_RE = re.compile(r"\b(?:to get|to go|on (?:my|the) way) (?:into|in to|to) (?:the |my )?(?P<rest>.+)$")
-# "I left the kitchen at some point; which room came right after it?": the event in an earlier clause
-_CLAUSE_EVENT_RE = re.compile(r"\bi (?:had )?(?P<verb>left|exited|entered|walked into|went into|came into|came out of|"
-                              r"walked out of|stepped into|stepped out of)\s+(?:the |my )?(?P<rest>[^;,.?!]+)[;,.?!]"
-                              r".*\b(?P<rel>after|before) (?:it|that|this|there)\b")
-_FROM_PLACE_RE = re.compile(r"\b(?:go|went|head|headed|move|moved|walk|walked|continue|continued|proceed|proceeded|"
-                            r"wander|wandered|carry on|carried on)"
-                            r"(?: (?:on|next|then|off|onwards?|straight|directly|to|into|on to|afterwards))* from "
-                            r"(?:the |my )(?P<rest>.+)$")  # next room
-# "which room did I come into the kitchen from": the room before the entry
-_INTO_FROM_RE = re.compile(r"(?:\b(?:come|came|coming|get|got|getting|walk|walked|walking|go|went|going|step|stepped|"
-                           r"head|headed|heading|move|moved|moving|wander|wandered|arrive|arrived) (?:in)?to |"
-                           r"\b(?:enter|entered|entering|reach|reached|arrive in|arrived in|arrive at|arrived at) )"
-                           r"(?:the |my )?(?P<rest>[a-z ]+?) from\b")
-_PICKED_FROM_RE = re.compile(r"\b(?:pick(?:ed)?|took|take|grab(?:bed)?|fetch(?:ed)?|collect(?:ed)?|got|get|"
-                             r"remov(?:e|ed)) (?:up )?(?P<rest>(?:the |my |a |an )?[a-z' ]+?) (?:up )?from\s*[?.!]*$")
-_CLAUSE_PICK_RE = re.compile(r"\bi (?:had )?(?:picked up|picked|took|grabbed|lifted|moved|carried) (?:up )?"
-                             r"(?P<rest>[^;,.?!]+)[;,.?!].*\b(?:at (?:that|the) time|back then|then|when i (?:did|"
-                             r"picked it up|took it|moved it))\b")
-_PREVIOUS_RE = re.compile(r"\b(?:before (?:(?:this|the current|my current)(?: one| room| place)?|here|"
-                          r"(?:i )?(?:came|coming|got|getting) here)|previous(?:ly)?|(?:did|have) (?:i|you) come from|"
-                          r"(?:room|place) before)\b")
-_FIRST_LAST_RE = re.compile(r"\b(first|initially|last|most recently|latest)\b")
-_UNIT = r"(hours?|hrs?|minutes?|mins?|seconds?|secs?)"
-_AGO_RE = re.compile(r"\b((?:" + _NUM + r"\s+" + _UNIT + r"(?:\s*,?\s*(?:and\s+)?)?)+)\s*(?:ago|back|earlier|"
-                     r"before now|previously|prior|in the past|before(?=\s*[?.!,;]|\s*$))\b")
-_BACK_RE = re.compile(r"\b(?:back|(?:in|during|over|for|within) the (?:last|past))\s+"
-                      r"(?:about |around |roughly |some )?((?:" + _NUM + r"\s+" + _UNIT +
-                      r"(?:\s*,?\s*(?:and\s+)?)?)+)")  # "if you think back 2 minutes"
-_PAIR_RE = re.compile(_NUM + r"\s+" + _UNIT)
-_ABS_RE = re.compile(r"\bat\s+(?:time\s+)?(?:(\d+):)?(\d{1,2}):(\d{2})\b|\bat\s+(?:t\s*=\s*)?(\d+(?:\.\d+)?)\s*s\b")
-
 _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|has|have|am|should)\b")
 
 
-def _is_event(m: re.Match) -> bool:
-    """"on leaving" is an event, "on the left" is not; "since I saw the cup" dates no question."""
-    if m.group("rel") in ("on", "upon") and not m.group(0).split()[1].endswith("ing"):  # "upon having left"
-        return False
-    return not (m.group("rel") == "since" and re.fullmatch(_EVENT_VERBS[-1][1], m.group("verb")))
-
-
-def _number(tok: str) -> float:
-    return float(_NUMBER_WORDS.get(tok, tok)) if not tok.replace(".", "", 1).isdigit() else float(tok)
-
-
-def _parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
-    """Time reference and the question text with the temporal clause removed."""
-    m = next((m for m in _EVENT_RE.finditer(text) if _is_event(m)), None)
-    if m is None and re.match(r"^\w+ing\b", text) and not text.startswith("upon "):
-        ref, main = _parse_time("upon " + text, vocab)  # "Leaving the kitchen, which room did I go to?"
-        if ref.kind == TimeKind.EVENT and ref.event in ("enter", "leave"):
-            return ref, main
-    if m:
-        kind = next(name for name, pat in _EVENT_VERBS if re.fullmatch(pat, m.group("verb")))
-        if kind == "enter" and m.group("rel") in ("after", "since", "once") and \
-                re.fullmatch(r"(?:was|were|being|been) in", m.group("verb")):
-            kind = "leave"  # "after I was in the kitchen": after its end
-        rest = m.group("rest")
-        clause, main = text[m.start():], text[:m.start()]
-        cut = re.search(r"[,:;]", rest)
-        if cut and not main.strip():  # "Before I moved the cup, where was it?"
-            clause, main = text[m.start():m.start("rest") + cut.start()], rest[cut.end():]
-            rest = rest[:cut.start()]
-        which = "first" if re.search(r"\bfirst\b", clause) else "last"
-        subject = _subject_of(rest, vocab, kind)
-        if not subject and kind in ("enter", "leave"):  # "I was in the kitchen earlier. Where did I go when I left it?"
-            subject = next(iter(_places(words(text[:m.start()]), vocab)), "")
-        rel = {"when": "at", "while": "at", "once": "after", "since": "after", "until": "before", "on": "at",
-               "upon": "at"}.get(m.group("rel"), m.group("rel"))
-        return TimeRef(TimeKind.EVENT, rel, kind, subject, which, 0.0, clause.strip()), main
-    m = _PICKED_FROM_RE.search(text) or _CLAUSE_PICK_RE.search(text)
-    if m:  # "which room did I pick the cup up from", "I picked up the cup; which room was it in at the time"
-        ref = TimeRef(TimeKind.EVENT, "before", "pick", _subject_of(m.group("rest"), vocab, "pick"), "last", 0.0,
-                      m.group(0))
-        return ref, text
-    m = _CLAUSE_EVENT_RE.search(text)
-    place = vocab.place_at(words(m.group("rest")), 0) if m else None
-    if m and place:
-        kind = "leave" if m.group("verb") in ("left", "exited", "came out of", "walked out of", "stepped out of") \
-            else "enter"
-        return TimeRef(TimeKind.EVENT, m.group("rel"), kind, place[0], "last", 0.0, m.group(0)), text[m.end():]
-    previous = _previous_place(text, vocab)
-    if previous is not None:
-        return previous
-    m = _AGO_RE.search(text) or _BACK_RE.search(text)
-    if m:
-        secs = sum(_number(n) * (3600.0 if u.startswith("h") else 60.0 if u.startswith("min") else 1.0)
-                   for n, u in _PAIR_RE.findall(m.group(1)))
-        return TimeRef(TimeKind.AGO, seconds=secs, text=m.group(0)), text[:m.start()] + text[m.end():]
-    m = _ABS_RE.search(text)
-    if m:
-        if m.group(4):
-            secs = float(m.group(4))
-        else:
-            secs = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + int(m.group(3))
-        return TimeRef(TimeKind.ABSOLUTE, seconds=secs, text=m.group(0)), text[:m.start()] + text[m.end():]
-    if re.search(r"\bjust now\b|\ba (moment|second|little while) ago\b|\brecently\b", text):
-        return TimeRef(TimeKind.JUST_NOW, text="just now"), text
-    if re.search(r"\bat the (beginning|start)\b|\binitially\b|\boriginally\b|\bat first\b|\bin the beginning\b", text):
-        return TimeRef(TimeKind.START, text="start"), text
-    return TimeRef(TimeKind.NOW), text
-
-
-def _previous_place(text: str, vocab: Vocabulary) -> Optional[tuple[TimeRef, str]]:
-    """"before the kitchen" (before entering it last) and "before this one", "previously", "came from"
-    (before entering the current place): a time just before the last entry into that place."""
-    for pattern, relation, event in ((_INTO_FROM_RE, "before", "enter"), (_BEFORE_PLACE_RE, "before", "enter"),
-                                     (_ON_WAY_RE, "before", "enter"),
-                                     (_PRECEDED_RE, "before", "enter"), (_AFTER_PLACE_RE, "after", "leave"),
-                                     (_FROM_PLACE_RE, "after", "leave")):
-        m = pattern.search(text)
-        toks = words(m.group("rest")) if m else []
-        place = vocab.place_at(toks, 0) if m else None
-        obj = vocab.lookup(toks, 0) if place else None
-        if m and place and not (obj and obj[1] > place[1]):  # "to get to the kitchen table" is no place
-            ref = TimeRef(TimeKind.EVENT, relation, event, place[0], "last", 0.0, m.group(0).rstrip("?.! "))
-            return ref, text[:m.start()]
-    m = _PREVIOUS_RE.search(text)
-    if m:
-        ref = TimeRef(TimeKind.EVENT, "before", "enter", HERE, "last", 0.0, m.group(0))
-        return ref, text[:m.start()] + text[m.end():]
-    return None
-
-
-def _subject_of(rest: str, vocab: Vocabulary, kind: str) -> str:
-    toks = words(rest)
-    for i in range(len(toks)):
-        if kind in ("enter", "leave"):
-            hit = vocab.place_at(toks, i)
-            if hit:
-                return hit[0]
-        hit = vocab.lookup(toks, i)
-        if hit:
-            return hit[0]
-    content = [t for t in toks if t not in _FILLER]
-    return normalise(" ".join(content[:3])) if content else ""
-
-
-_FILLER = {"the", "a", "an", "my", "your", "it", "this", "that", "up", "down", "into", "in", "on", "at", "to",
-           "some", "of", "for", "room", "area", "i", "you", "just", "first", "last", "time", "now"}
 _DETERMINERS = {"the", "my", "your", "a", "an", "many", "any", "this", "that", "these", "those", "our"}
 _NP_STOP = {"on", "in", "at", "to", "of", "or", "and", "now", "right", "relative", "from", "is", "are", "was",
             "were", "still", "there", "closer", "nearer", "farther", "further", "before", "after", "when", "with",
@@ -442,6 +240,29 @@ def _from_options(options: Sequence[str]) -> Primitive:
     return Primitive.UNKNOWN
 
 
+_NUMBER_OPTION = re.compile(r"\s*(?:\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten)\s*\.?\s*")
+_UNSURE_MEANING = 0.3  # the kind classifier's probability from which options that fit the kind make it answerable
+_MEANING_AND_OPTIONS = 0.55  # the confidence then (just above MIN_PARSE_CONFIDENCE)
+
+
+def _option_kinds(options: Sequence[str], vocab: Vocabulary) -> frozenset[str]:
+    """The question kinds every option fits: numbers (count), directions or clock hours (where an object is
+    for me or for an imagined viewpoint), routes, rooms ("The kitchen." / "In the office.")."""
+    opts = [o.lower() for o in options if o.strip()]
+    if not opts:
+        return frozenset()
+    if all(_NUMBER_OPTION.fullmatch(o) for o in opts):
+        return frozenset(("count", "quantity_change"))
+    if _from_options(opts) == Primitive.EGO_DIRECTION:
+        return frozenset(("ego_direction", "relative_position"))
+    if _from_options(opts) == Primitive.MY_TRAJECTORY:
+        return frozenset(("my_trajectory",))
+    rooms = [[t for t in words(o) if t not in ("the", "in", "a", "an", "my")] for o in opts]
+    if all(toks and (vocab.place_at(toks, 0) or ("", 0))[1] == len(toks) for toks in rooms):
+        return frozenset(("my_trajectory", "object_trajectory", "place"))
+    return frozenset()
+
+
 _NEEDS_TARGET = (Primitive.EGO_DIRECTION, Primitive.REACHABILITY, Primitive.OBJECT_TRAJECTORY,  # no_target without one
                  Primitive.OBJECT_LOCATION, Primitive.DISTANCE_COMPARE, Primitive.RELATIVE_POSITION, Primitive.DISTANCE,
                  Primitive.COUNT, Primitive.COUNT_CHANGE, Primitive.FACING)
@@ -491,7 +312,7 @@ class _Phrases:
     reference_text: str
     relation: str
     reference_is_place: bool
-    reference_known: bool  # a relation other than in/at, or a landmark the vocabulary knows
+    reference_known: bool  # a relation other than in/at, a landmark the vocabulary knows or a structural part
     keep: list[ph.Phrase]  # every object phrase, in order
 
 
@@ -581,7 +402,9 @@ def _analyse(text: str, vocab: Vocabulary, view: Optional[ph.Viewpoint]) -> _Phr
         relation = r.name
         ref_is_place = _is_place(first, vocab) and not any(t in ph.REGION_NOUNS or t == "corner"
                                                            for t in toks[r.start:r.end])  # "in the center of the room"
-        ref_known = vocab.lookup(list(first.words), 0) is not None or r.name not in ("in", "at")
+        # "in the corner": a part of the room, never a picture's content ("in the tapestry")
+        ref_known = vocab.lookup(list(first.words), 0) is not None or r.name not in ("in", "at") or \
+            (after[0].words[-1] in ph.STRUCTURAL and not _is_place(after[0], vocab))
         asked = [p for p in keep if p.end <= r.start and p.words not in view_words]
         break
     if not references:
@@ -593,9 +416,10 @@ def _core(ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
     """The asked phrases of a non-relational question: the first, the ones coordinated with it ("the
     cup or the plate") and none that only modify it ("the lamp in the living room")."""
     cands = [p for p in ps.keep if not _is_place(p, vocab) or p in ps.asked]
+    toks = ps.toks
+    cands = _prefer_determined(cands, toks, vocab)
     if not cands:
         return []
-    toks = ps.toks
     out = [cands[0]]
     for p in cands[1:]:
         gap = toks[out[-1].end:p.start]
@@ -610,6 +434,19 @@ def _core(ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
                 continue
             out.append(p)  # "Which is closer to me now, the cup or the plate?" after the comma
     return out
+
+
+def _prefer_determined(phrases: list[ph.Phrase], toks: list[str], vocab: Vocabulary) -> list[ph.Phrase]:
+    """Without the bare words no object name explains when a determiner opens another phrase: "guide me to the
+    cup", "from memory, where is the cup", "if I spin round to face the sofa" ask about the cup and the sofa.
+    A bare phrase coordinated with another ("the mug or kettle") stays."""
+    def determined(p: ph.Phrase) -> bool:
+        return p.start > 0 and toks[p.start - 1] in ph.DETERMINERS
+
+    if not any(determined(p) for p in phrases):
+        return phrases
+    return [p for p in phrases if determined(p) or toks[p.start - 1:p.start] in (["and"], ["or"], [","]) or
+            (vocab.lookup(list(p.words), 0) or ("", 0))[1] == len(p.words)]
 
 
 def _to_target(p: ph.Phrase, vocab: Vocabulary, toks: list[str]) -> Target:
@@ -634,15 +471,6 @@ def _to_target(p: ph.Phrase, vocab: Vocabulary, toks: list[str]) -> Target:
         hit = vocab.place_at(toks, p.end + 2)
         place = hit[0] if hit else None
     return Target(key, p.text, colour=_norm_colour(colour), place=place)
-
-
-def _places(toks: list[str], vocab: Vocabulary) -> list[str]:
-    out = []
-    for i in range(len(toks)):
-        hit = vocab.place_at(toks, i)
-        if hit and not (vocab.lookup(toks, i) and vocab.lookup(toks, i)[1] > hit[1]):
-            out.append(hit[0])
-    return out
 
 
 def _resolve_anaphora(text: str, ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
@@ -685,7 +513,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     shared ``auto`` one; an embedder named ``none``/``string``, or ``use_model=False``: rules only)."""
     vocab = vocab or default_vocabulary()
     text = normalise_question(question)
-    time_ref, main = _parse_time(text, vocab)
+    time_ref, main = parse_time(text, vocab)
     view = ph.viewpoint(text, frozenset(vocab.places), lambda toks: _protected(toks, vocab))
     ps = _analyse(main if main.strip() else text, vocab, view)
     guess = _guess_kind(text, ps, embedder, use_model, vocab)
@@ -694,6 +522,9 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         implied = _from_options(options)
         if implied != Primitive.UNKNOWN:  # the options say what is asked; weak evidence: an MLLM decides
             kind, confidence, how = KIND_OF_PRIMITIVE[implied], 0.45, "options"
+    elif how == "embedding" and _UNSURE_MEANING <= confidence < MIN_PARSE_CONFIDENCE and \
+            kind in _option_kinds(options, vocab):  # two weak cues that agree: the meaning and what the options are
+        confidence, how = _MEANING_AND_OPTIONS, "embedding+options"
     primitive = _KIND_PRIMITIVE[kind]
     if how == "none":
         primitive = Primitive.UNKNOWN
@@ -702,7 +533,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     references: list[ph.Phrase] = []
     relation = ""
     if kind == "relative_position":
-        asked, references, relation = ps.asked, ps.references, ps.relation
+        asked, references, relation = _prefer_determined(ps.asked, toks, vocab), ps.references, ps.relation
     elif kind in ("distance", "distance_compare"):
         ref = _reference_from(ps)
         asked = [p for p in _core_all(ps, vocab) if p is not ref]
@@ -739,7 +570,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         at = _to_target(view.at, vocab, ph.tokens(view.at.text)) if view.at else None
         facing = _to_target(view.facing, vocab, ph.tokens(view.facing.text)) if view.facing else None
         viewpoint = Viewpoint(view.text, at, facing)
-    places = _places(ph.tokens(main), vocab)
+    places = places_in(ph.tokens(main), vocab)
     if time_ref.kind == TimeKind.EVENT and not time_ref.subject and targets:
         time_ref = replace(time_ref, subject=targets[0].key)  # "before I picked it up"
     if time_ref.kind == TimeKind.START and targets and (kind in ("object_trajectory", "place") or re.search(

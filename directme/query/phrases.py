@@ -90,7 +90,9 @@ VERBS = frozenset((
     "stepping", "stepped", "stroll", "strolled", "departed", "departing", "went", "exiting", "exits",
     "points", "pointing", "pointed", "lies", "lying", "located", "sits", "stands", "happen", "happened",
     "occupied", "occupy", "spent", "spend", "spending", "visiting", "returned", "return", "returning",
-    "describe", "describing", "explain", "having", "laid", "treating", "treat", "counting", "taking"))
+    "describe", "describing", "explain", "having", "laid", "treating", "treat", "counting", "taking",
+    # wanting and needing, given ("if I wanted to look at", "given the way I'm facing"), where a thing falls
+    "wanted", "wanting", "needed", "needing", "given", "fall", "falls", "fell", "falling"))
 # Predicate adjectives of states ("is the door closed?") and time words end a noun phrase too.
 STATES = frozenset(("open", "closed", "clean", "dirty", "empty", "full", "messy", "tidy", "wet", "dry", "ajar",
                     "on", "off", "running", "working", "occupied", "vacant", "lit", "unlit"))
@@ -103,19 +105,23 @@ FUNCTION_WORDS = DETERMINERS | PRONOUNS | AUXILIARIES | PREPOSITIONS | CONJUNCTI
 GENERIC_HEADS = frozenset(("object", "objects", "thing", "things", "item", "items", "stuff", "one", "ones",
                            "something", "anything", "furniture", "appliance", "appliances", "following", "followings",
                            # body parts: "without moving my feet", "get my hand on"
-                           "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers", "eye",
-                           "eyes"))
+                           "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers", "eye", "body",
+                           "eyes",
+                           # a measure of walking: "without taking any steps"
+                           "step", "steps", "pace", "paces"))
 # Nouns that name a part of space, not an object: "the left of", "the top of", "the center of".
 REGION_NOUNS = frozenset(("left", "right", "front", "back", "side", "top", "bottom", "middle", "center", "centre",
                           "edge", "end", "rear", "hand", "part", "direction", "way", "position", "location",
                           "area", "spot", "vicinity", "directions", "sides", "ways", "positions", "locations",
                           "areas", "spots", "parts", "ends", "edges", "distance", "distances", "bearing", "bearings",
-                          "whereabouts"))
+                          "whereabouts",
+                          # what the wearer sees or faces: "lost sight of the cup", "out of view", "my heading"
+                          "sight", "view", "track", "glimpse", "heading", "orientation"))
 # References used only when no landmark object is named (README of the intent labels).
 STRUCTURAL = frozenset(("wall", "walls", "ceiling", "corner", "floor", "ground", "room", "doorway"))
 
 _CLOCK_FRAME = frozenset(("hour", "hours", "term", "terms", "position", "positions", "direction", "directions", "face",
-                          "wise", "reading", "time", "notation", "number", "numbers"))
+                          "wise", "reading", "time", "notation", "number", "numbers", "dial"))
 _SIDE_WORDS = frozenset(("left", "right", "back", "front", "top", "bottom", "rear", "far"))
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[,.;:?!]")
 
@@ -282,13 +288,14 @@ _AT_RE = re.compile(r"\b(?:if|suppose|supposing|imagine|assuming|when|say)\b[^,.
                     r"(?P<np>[^,.;?]+)")
 _FACE_RE = re.compile(r"\b(?:face|faced|facing|facing towards?|turn to face|turned to face|turn towards|turned towards|"
                       r"turn toward|turned toward|turn to look at|turned to look at|look(?:ed|ing|s)? (?:straight |"
-                      r"directly |right )?at|look towards|looking towards)\s+(?P<np>[^,.;?:]+)")
+                      r"directly |right )?at|look towards|looking towards|turn(?:s|ed)? (?:(?:a)?round )?to(?= (?:the|a|an|my) ))"
+                      r"\s+(?P<np>[^,.;?:]+)")
 _IN_FRONT_RE = re.compile(r"\b(?P<with>with\s+)?(?:the|a|an|my)\s+(?P<np>(?:(?!(?:the|a|an|my|and|"
                           r"or)\b)[a-z']+\s+){1,4})(?:(?:is|was|are)\s+)?"
                           r"(?:directly\s+|right\s+|straight\s+)?in front of (?:me|you|us)\b")
 _ENTER_RE = re.compile(r"\b(?:when|as|after)\s+(?:i|you|one|we)\s+(?:enter|enters|entered|walk in|walks in|come in|"
                        r"comes in)\b[^,.;?]*|\bfrom the (?:doorway|door|entrance)\b")
-_HYPOTHETICAL = re.compile(r"\b(if|suppose|supposing|imagine|assuming|say)\b|\bwere (?:i|you|we) to\b")
+_HYPOTHETICAL = re.compile(r"\b(if|suppose|supposing|imagine|assuming|say)\b|\b(?:were (?:i|you|we) to|once (?:i|you|we))\b")
 
 
 def viewpoint(text: str, places: frozenset[str] = frozenset(),
