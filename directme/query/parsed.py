@@ -1,0 +1,121 @@
+"""The parsed question (query/intent.py makes it): the asked primitive with its confidence, the target
+objects, a reference and relation, an imagined viewpoint and the time reference; the contract between
+the parser and everything that answers."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..types import Flag, TextEnum
+from .timephrase import TimeRef
+
+
+class Primitive(TextEnum):
+    """What a question asks of memory."""
+
+    EGO_DIRECTION = "ego_direction"  # where is X relative to me now
+    FACING = "facing"  # where is X if I face Y
+    RELATIVE_POSITION = "relative_position"  # where is X relative to Y, in my orientation
+    DISTANCE_COMPARE = "distance_compare"  # which is closer / farther
+    REACHABILITY = "reachability"  # can I reach X
+    COUNT = "count"  # how many X
+    COUNT_CHANGE = "count_change"  # how did the number of X change
+    CATEGORY_RECALL = "category_recall"  # which of these did I see
+    MY_TRAJECTORY = "my_trajectory"  # where did I go
+    OBJECT_TRAJECTORY = "object_trajectory"  # where was / did X go
+    OBJECT_LOCATION = "object_location"  # which room is X in
+    DISTANCE = "distance"  # how far is X from me, or from a named reference
+    OBJECTS_AROUND = "objects_around"  # what is left of / on / under / between a reference
+    CURRENT_PLACE = "current_place"  # where am I, what room is this
+    CHANGES = "changes"  # what did I move, what is new / missing (in P), is X still there
+    OPEN = "open"  # understood as needing a visual language model (attributes, states, activities, ...)
+    UNKNOWN = "unknown"  # not understood
+
+
+PRIMITIVES = tuple(p.value for p in Primitive)
+
+
+@dataclass(frozen=True)
+class Target:
+    """An object the question is about: its canonical key, the words used, colour and place."""
+
+    key: str
+    text: str
+    colour: Optional[str] = None
+    place: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Viewpoint:
+    """An imagined viewpoint ("if I sit on the couch facing the TV"): the clause as written, the object
+    the observer is at (None: where the wearer is) and the object they face (None: not said)."""
+
+    text: str
+    at: Optional[Target] = None
+    facing: Optional[Target] = None
+
+
+# The kind of question (the intent labels' names, query/prototypes.py) each primitive answers.
+KIND_OF_PRIMITIVE = {
+    Primitive.EGO_DIRECTION: "ego_direction", Primitive.FACING: "relative_position",
+    Primitive.RELATIVE_POSITION: "relative_position", Primitive.OBJECTS_AROUND: "relative_position",
+    Primitive.DISTANCE: "distance", Primitive.DISTANCE_COMPARE: "distance_compare",
+    Primitive.REACHABILITY: "reachability", Primitive.COUNT: "count", Primitive.COUNT_CHANGE: "quantity_change",
+    Primitive.CATEGORY_RECALL: "category_recall", Primitive.MY_TRAJECTORY: "my_trajectory",
+    Primitive.OBJECT_TRAJECTORY: "object_trajectory", Primitive.OBJECT_LOCATION: "place",
+    Primitive.CURRENT_PLACE: "place", Primitive.CHANGES: "object_trajectory", Primitive.OPEN: "open",
+    Primitive.UNKNOWN: "open",
+}
+MIN_PARSE_CONFIDENCE = 0.5  # below this the geometric answerer abstains (answerer option min_parse_confidence)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """A parsed question. ``targets`` are all objects memory must find, in order: the asked objects,
+    then the references, then the viewpoint's objects; ``asked`` are the first ones alone."""
+
+    question: str
+    primitive: Primitive
+    targets: tuple[Target, ...] = ()
+    time_ref: TimeRef = field(default_factory=TimeRef)
+    places: tuple[str, ...] = ()  # place words scoping the question ("in the kitchen")
+    comparison: str = ""  # "closer" | "farther" for distance comparison
+    binary: bool = False  # yes/no question
+    flags: tuple[Flag, ...] = ()
+    confidence: float = 1.0  # how sure the parse is (rule precision or calibrated embedding probability)
+    relation: str = ""  # left | right | front | behind | on | above | under | near | between | opposite | in | at
+    references: tuple[Target, ...] = ()  # the landmark(s) of the relation (two for "between")
+    reference_text: str = ""  # the reference as written ("sofa and the chair")
+    viewpoint: Optional[Viewpoint] = None
+    how: str = ""  # what decided the kind: "rule:<name>", "embedding", "options", "none"
+    walked: bool = False  # my_trajectory asked as a distance: "how far have I walked (since ...)"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "primitive", Primitive(self.primitive))
+
+    @property
+    def understood(self) -> bool:
+        return self.primitive != Primitive.UNKNOWN
+
+    @property
+    def kind(self) -> str:
+        """The question kind (ego_direction, distance, ..., open) this intent's primitive answers."""
+        return KIND_OF_PRIMITIVE[self.primitive]
+
+    @property
+    def asked(self) -> tuple[Target, ...]:
+        """The objects asked about (targets without references and viewpoint objects)."""
+        extra = set(self.references)
+        if self.viewpoint is not None:
+            extra |= {t for t in (self.viewpoint.at, self.viewpoint.facing) if t is not None}
+        return tuple(t for t in self.targets if t not in extra)
+
+    def index_of(self, target: Optional[Target]) -> Optional[int]:
+        """Position of ``target`` in ``targets`` (the index of its matches in ``Facts.matches``)."""
+        return None if target is None or target not in self.targets else self.targets.index(target)
+
+    def answerable(self, min_confidence: float = MIN_PARSE_CONFIDENCE) -> bool:
+        """Whether memory geometry should answer: a geometric kind, parsed with enough confidence and
+        naming the objects it needs. Otherwise the question goes to an MLLM (or is abstained on)."""
+        return self.primitive not in (Primitive.OPEN, Primitive.UNKNOWN) and self.confidence >= min_confidence \
+            and Flag.NO_TARGET not in self.flags
