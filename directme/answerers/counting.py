@@ -66,10 +66,11 @@ def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float, min_p: 
     node's own label when not given) and the nodes that contribute with their probability, largest first."""
     scored = []
     for n in nodes:
-        is_asked = asked if asked and any(asked(lab) for lab in n.label_votes) else (lambda lab, own=n.label: lab == own)
-        # matched by its name alone (no vote names the asked class, or none names its own label): counts in full
-        p_label = label_probability(n.label_votes, is_asked, label_vote_logodds) \
-            if any(is_asked(lab) for lab in n.label_votes) else 1.0
+        p_label = 1.0  # matched by its name alone (no vote names the asked class, nor its own label): in full
+        for is_asked in ((asked,) if asked else ()) + ((lambda lab, own=n.label: lab == own),):
+            if any(is_asked(lab) for lab in n.label_votes):
+                p_label = label_probability(n.label_votes, is_asked, label_vote_logodds)
+                break
         p = float(n.presence_p) * p_label
         if p >= min_p:
             scored.append((n, p))

@@ -227,10 +227,7 @@ class GeometricAnswerer:
         place = target.place or (ctx.intent.places[0] if ctx.intent.places else None)
         # things only like the asked class in meaning (a nightstand for "desks") are not of it: an embedding match
         # counts only when it is as close as a synonym the vocabulary lacks
-        matches = ctx.facts.matches[0] if ctx.facts.matches else ()
-        nodes = [ctx.snapshot.objects[m.node_id] for m in matches
-                 if m.how != "embedding" or m.score >= self.count_min_similarity]
-        nodes = [n for n in nodes if n.n_obs >= self.count_min_obs]
+        nodes = [n for n in _target_nodes(ctx, 0, self.count_min_similarity) if n.n_obs >= self.count_min_obs]
         if place:
             nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
         belief, _ = count_belief(nodes, self.duplicate_radius_m, asked=lambda label: target.key in label_keys(label),

@@ -65,6 +65,9 @@ def best_node(ctx: QueryContext, i: int) -> Optional[ObjectNode]:
     return max(nodes, key=lambda n: (n.present, n.n_obs, n.last_seen_s))
 
 
-def target_nodes(ctx: QueryContext, i: int) -> list[ObjectNode]:
+def target_nodes(ctx: QueryContext, i: int, min_meaning_score: float = 0.0) -> list[ObjectNode]:
+    """The nodes matched to target ``i``; those matched by meaning alone (embedding) only at a score of at
+    least ``min_meaning_score``."""
     matches = ctx.facts.matches
-    return [ctx.snapshot.objects[m.node_id] for m in matches[i]] if i < len(matches) else []
+    return [ctx.snapshot.objects[m.node_id] for m in matches[i]
+            if m.how != "embedding" or m.score >= min_meaning_score] if i < len(matches) else []

@@ -18,9 +18,9 @@ from .events import LazyChanges
 from .graph import ObjectTable, build_graph
 from .ingest import apply_match, fold_stand_ins, lift_instances, merge, settle_gone, validate
 from .object_store import ObjectStore
+from .objects import ObjectRecord
 from .persist import MemoryParts, load_memory, save_memory
 from .places import PlaceClusterer
-from .objects import ObjectRecord
 from .presence import update_seen, views_without
 from .relocalize import with_pose
 from .snapshot import EgoTrack, KeyframeRef, MemorySnapshot
