@@ -10,6 +10,7 @@ import pytest
 
 from directme.cli import main
 from directme.commands import run as run_cmd
+from directme.commands import run_source
 from directme.commands import run_questions as rq
 from directme.errors import InvalidInputError
 
@@ -76,7 +77,7 @@ def test_progress_total_for_image_folders_and_videos(tmp_path):
     folder.mkdir()
     for i in range(40):  # 30 Hz by default: 1.3 s, frames kept at 0 and 1 s at --fps 1
         Image.fromarray(np.full((8, 8, 3), i, np.uint8)).save(folder / f"{i:04d}.png")
-    src = run_cmd.open_source(str(folder), 1.0)
+    src = run_source.open_source(str(folder), 1.0)
     assert src.total == 2 == len(list(src.frames))
     av = pytest.importorskip("av")
     video = tmp_path / "clip.mkv"  # Matroska stores a duration, not a frame count
@@ -86,7 +87,7 @@ def test_progress_total_for_image_folders_and_videos(tmp_path):
         for i in range(45):
             out.mux(stream.encode(av.VideoFrame.from_ndarray(np.full((32, 32, 3), i, np.uint8), format="rgb24")))
         out.mux(stream.encode())
-    src = run_cmd.open_source(str(video), 2.0)
+    src = run_source.open_source(str(video), 2.0)
     assert src.total == 9 == len(list(src.frames))
 
 

@@ -13,7 +13,7 @@ from PIL import Image
 
 from directme.bench.models import ModelSpec, require_depth_backend
 from directme.cli import main
-from directme.commands import run as run_cmd
+from directme.commands import run_source
 from directme.errors import InvalidInputError
 from directme.geometry import Intrinsics
 from directme.types import Frame, FramePerception
@@ -101,9 +101,9 @@ def test_damaged_video_stops_the_run_or_is_skipped_with_a_warning(tmp_path: Path
 
 def test_skip_corrupt_reaches_video_readers_only(tmp_path: Path) -> None:
     path = write_video(tmp_path / "clip.mp4", n=5)
-    assert run_cmd.open_source(str(path), None, skip_corrupt=True).frames.on_corrupt == "skip"
-    assert run_cmd.open_source(str(path), None).frames.on_corrupt == "error"
+    assert run_source.open_source(str(path), None, skip_corrupt=True).frames.on_corrupt == "skip"
+    assert run_source.open_source(str(path), None).frames.on_corrupt == "error"
     folder = tmp_path / "imgs"
     folder.mkdir()
     Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(folder / "0.png")
-    assert run_cmd.open_source(str(folder), None, skip_corrupt=True).total == 1
+    assert run_source.open_source(str(folder), None, skip_corrupt=True).total == 1
