@@ -71,9 +71,15 @@ class Answer:
     evidence: tuple[Evidence, ...] = ()  # the memory items the answer used
     subgraph_text: str = ""
     answerer: str = ""
-    flags: tuple[str, ...] = ()
+    flags: tuple[Flag, ...] = ()
     raw_output: str = ""
     latency_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        try:  # a flag given by its name ("abstained", e.g. read back from a result file) becomes the Flag
+            object.__setattr__(self, "flags", tuple(Flag(f) for f in self.flags))
+        except ValueError as exc:
+            raise InvalidInputError(f"Answer.flags: {exc}; known flags: {[f.value for f in Flag]}") from None
 
     @property
     def entropy(self) -> Optional[float]:

@@ -64,11 +64,11 @@ class Failing(Fixed):
 
 @pytest.mark.parametrize("mode", ["fallback", "hint"])
 def test_mllm_backend_error_falls_back_to_the_geometric_answer(mode):
-    geo, mllm = Fixed("geometric", "A", 0.3, flags=("far",)), Failing("vl", None, 0.0)
+    geo, mllm = Fixed("geometric", "A", 0.3, flags=("no_probs",)), Failing("vl", None, 0.0)
     ans = PolicyAnswerer(PolicyConfig(mode=mode), geo, mllm).answer(_ctx())
     assert len(mllm.seen) == 1  # the MLLM was asked (low geometric confidence / hint mode)...
     assert ans.letter == "A" and ans.confidence == 0.3  # ...but its failure does not replace the answer
-    assert ans.flags == ("far", "mllm_failed") and "backend_error" not in ans.flags
+    assert ans.flags == ("no_probs", "mllm_failed") and "backend_error" not in ans.flags
     assert ans.answerer == "policy[geometric:geometric]" and "vl: connection refused" in ans.raw_output
 
 

@@ -40,3 +40,13 @@ def test_metrics_and_validation_with_members():
     with pytest.raises(InvalidInputError, match=r"one of \('error', 'rerun', 'keep'\), got 'redo'"):
         plan_resume([], {}, "h", on_config_change="redo")
     assert plan_resume([], {}, "h", on_config_change=OnConfigChange.KEEP).todo == ()
+
+
+def test_answer_flags_are_flag_members_and_unknown_names_are_refused():
+    from directme.types import Answer, Flag
+
+    read_back = Answer("q", 1.0, "t", flags=("abstained", Flag.NO_EVIDENCE))  # e.g. from a result file
+    assert read_back.flags == (Flag.ABSTAINED, Flag.NO_EVIDENCE)
+    assert all(type(f) is Flag for f in read_back.flags)
+    with pytest.raises(InvalidInputError, match="'bogus'"):
+        Answer("q", 1.0, "t", flags=("bogus",))

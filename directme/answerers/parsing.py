@@ -142,7 +142,7 @@ def letter_of_token(token: str, letters: str) -> Optional[str]:
 
 def finish_answer(ctx: QueryContext, raw_text: str, answerer: str, *,
                   letter_logprobs: Optional[Mapping[str, float]] = None, text_confidence: Optional[float] = None,
-                  latency_s: float = 0.0, flags: Sequence[str] = ()) -> Answer:
+                  latency_s: float = 0.0, flags: Sequence[Flag] = ()) -> Answer:
     """Turn raw model output (+ optional per-letter log-probabilities) into an ``Answer``.
 
     Multiple choice: the letter is the parsed one; when the text does not parse it falls back to
