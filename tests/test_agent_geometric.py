@@ -76,7 +76,7 @@ def test_options_that_do_not_fit_are_flagged():
 
 
 def test_count_off_the_options_takes_the_nearest_at_zero_confidence():
-    from directme.answerers.geometric import _nearest_option
+    from directme.answerers.prediction import nearest_option as _nearest_option
     from directme.answerers.prediction import Prediction, PredictionKind
     from directme.query.options import parse_options
     from directme.query.vocab import Vocabulary

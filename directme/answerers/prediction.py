@@ -1,13 +1,19 @@
 """What an answerer computes from memory before it meets the options: a Prediction in one of several
-forms, and the small helpers the solvers share (the best node for a target, a no-evidence result)."""
+forms, the small helpers the solvers share (the best node for a target, a no-evidence result), and how
+well each option of a question fits a prediction."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
+
+import numpy as np
 
 from ..memory.snapshot import ObjectNode
+from ..query.options import OptionKind, OptionMeaning
+from ..query.parsed import Target
 from ..query.retrieval import Match
 from ..query.types import QueryContext
+from ..query.vocab import canonical
 from ..types import Flag, TextEnum
 
 _NO_ROOM = ("unknown", "none")  # place tags that name no room
@@ -71,3 +77,52 @@ def target_nodes(ctx: QueryContext, i: int, min_meaning_score: float = 0.0) -> l
     matches = ctx.facts.matches
     return [ctx.snapshot.objects[m.node_id] for m in matches[i]
             if m.how != "embedding" or m.score >= min_meaning_score] if i < len(matches) else []
+
+
+def score_options(pred: Prediction, opts: Sequence[OptionMeaning], targets: Sequence[Target],
+                  direction_sigma_deg: float, clock_sigma_deg: float) -> np.ndarray:
+    """How well each option fits what memory says (not normalised; 0: does not fit at all). Azimuths fit by a
+    Gaussian of the angle (``clock_sigma_deg`` for clock options, ``direction_sigma_deg`` for the others)."""
+    raw = np.zeros(len(opts))
+    for i, o in enumerate(opts):
+        if pred.kind == PredictionKind.AZIMUTH and o.azimuth_deg is not None:
+            sigma = clock_sigma_deg if o.kind == OptionKind.CLOCK else direction_sigma_deg
+            raw[i] = np.exp(-0.5 * (angle_diff(o.azimuth_deg, pred.azimuth_deg) / sigma) ** 2)
+        elif pred.kind == PredictionKind.PLACES and o.place:
+            raw[i] = pred.places.get(canonical(o.place), 0.0)
+        elif pred.kind == PredictionKind.COUNT and o.number is not None:
+            k = int(round(o.number))
+            near = np.exp(-2.0 * abs(o.number - pred.count))  # an option off the distribution: the nearest wins
+            raw[i] = (pred.count_pmf[k] if 0 <= k < len(pred.count_pmf) else 0.0) + 1e-3 * near \
+                if pred.count_pmf else near
+        elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
+            raw[i] = np.exp(-0.5 * ((o.metres - pred.metres) / max(0.3, 0.25 * pred.metres)) ** 2)
+        elif pred.kind in (PredictionKind.YES, PredictionKind.TARGETS) and o.kind in (OptionKind.YES, OptionKind.NO):
+            raw[i] = pred.p_yes if o.kind == OptionKind.YES else 1.0 - pred.p_yes
+        elif pred.kind == PredictionKind.TARGETS and o.objects:
+            raw[i] = max(pred.target_scores.get(_option_key(t, targets), 0.0) for t in o.objects)
+    return raw
+
+
+def nearest_option(pred: Prediction, opts: Sequence[OptionMeaning]) -> np.ndarray:
+    """When no option is what memory says (0 objects among "One" .. "Five"; 3.4 m among 1, 2, 5, 8, 9 m): the
+    option nearest to it on the same scale (answered at confidence 0, flagged options_mismatch); zeros when
+    the options have no scale in common with the prediction (a room not offered)."""
+    raw = np.zeros(len(opts))
+    for i, o in enumerate(opts):
+        if pred.kind == PredictionKind.COUNT and o.number is not None:
+            raw[i] = np.exp(-abs(o.number - pred.count))
+        elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
+            raw[i] = np.exp(-abs(np.log(max(o.metres, 0.05) / max(pred.metres, 0.05))))
+        elif pred.kind == PredictionKind.AZIMUTH and o.azimuth_deg is not None:
+            raw[i] = 1.0 + np.cos(np.radians(angle_diff(o.azimuth_deg, pred.azimuth_deg)))
+    return raw
+
+
+def _option_key(option_target: Target, targets: Sequence[Target]) -> str:
+    """Map an option's object to the question target it names (by key, else head noun)."""
+    keys = [t.key for t in targets]
+    if option_target.key in keys or not keys:
+        return option_target.key
+    head = option_target.key.split()[-1]
+    return next((k for k in keys if k.split()[-1] == head), option_target.key)

@@ -1,0 +1,140 @@
+"""Room and path answers: which room the wearer is in, was in before or after an event ("where did I go
+after the kitchen?"), the path walked (as rooms, or as metres and turns without scene tags), and which room
+an object is in or was in before it was moved."""
+from __future__ import annotations
+
+import re
+
+from ..memory.snapshot import EventKind, ObjectNode
+from ..query.ego import current_place, object_place, place_votes
+from ..query.intent import HERE, TimeKind
+from ..query.timeref import place_event_index, place_runs, subject_place
+from ..query.types import QueryContext
+from ..query.vocab import canonical
+from ..types import Flag
+from .prediction import Prediction, PredictionKind
+from .prediction import best_node as _best_node
+from .prediction import known_place as _known_place
+from .prediction import no_answer as _none
+
+_PATH_WORDS = re.compile(r"\b(path|route|trajectory|way|where have i been|which (rooms|places) did i)\b")
+_ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
+
+
+def my_room(ctx: QueryContext) -> Prediction:
+    """The room of the asked moment (now, before / after entering or leaving a room), or the path as rooms."""
+    ref, snap = ctx.intent.time_ref, ctx.snapshot
+    runs = place_runs(snap)
+    subject = subject_place(ref.subject, runs)  # "before this one": the current place, before filtering
+    option_places = {canonical(o.place) for o in ctx.facts.options if o.place}
+    if option_places:  # rooms the question counts: pass-through places (a corridor) are skipped
+        runs = _merge_runs([r for r in runs if canonical(r[2]) in option_places | {canonical(subject)}])
+    if not runs:
+        return _none("none of the rooms in the options is in memory")
+    if ref.kind == TimeKind.EVENT and ref.event == "enter":
+        i = place_event_index(runs[1:], subject, "enter", ref.which)  # index into runs[1:]
+        tag = None if i is None else runs[i][2]  # the run before the entry
+    elif ref.kind == TimeKind.EVENT and ref.event == "leave":
+        i = place_event_index(runs, subject, "leave", ref.which)
+        tag = None if i is None else runs[i + 1][2]
+    else:
+        t = ctx.facts.time.t_eval
+        tag = next((r[2] for r in reversed(runs) if r[0] <= t), runs[0][2])
+    path = ("... -> " if len(runs) > 8 else "") + " -> ".join(r[2] for r in runs[-8:])
+    if tag is not None and ref.kind == TimeKind.NOW and _PATH_WORDS.search(ctx.question.lower()):
+        walked = ctx.facts.metric_path
+        how_far = f"; you walked {walked.walked_m:.1f} m in {walked.t_to - walked.t_from:.0f} s" if walked else ""
+        return Prediction(PredictionKind.PLACES, f"Your path: {path} (now in the {tag}){how_far}.",
+                          places={canonical(tag): 1.0})
+    if tag is None and ref.subject == HERE:
+        return Prediction(PredictionKind.PLACES, f"No earlier room: you have been in the {subject} since the start "
+                                    f"(your path: {path}).", 0.3, places={canonical(subject): 1.0})
+    if tag is None:
+        return _none(f"event '{ref.text}' not in memory")
+    return Prediction(PredictionKind.PLACES, f"The {tag} (your path: {path}).", places={canonical(tag): 1.0})
+
+
+def current_room(ctx: QueryContext) -> Prediction:
+    """The room the wearer is in at the asked time."""
+    tag = _known_place(current_place(ctx.snapshot, ctx.facts.time.t_eval))
+    if not tag:
+        return _none("the place you are in is not known: memory has no room names (no scene tags)",
+                     Flag.NO_PLACES)
+    return Prediction(PredictionKind.PLACES, f"You are in the {tag}.", places={canonical(tag): 1.0})
+
+
+def metric_path(ctx: QueryContext) -> Prediction:
+    """The path as distances and turns (from the asked time, or the whole stream); asked about rooms,
+    it says that memory has no room names (low confidence)."""
+    path = ctx.facts.metric_path
+    if path is None:
+        return _none("no camera pose in memory")
+    if _ROOM_WORDS.search(ctx.question.lower()):
+        return Prediction(PredictionKind.PATH, "No room names in memory (no scene tags). " + path.describe(), 0.3,
+                          flags=(Flag.NO_PLACES,))
+    return Prediction(PredictionKind.PATH, path.describe())
+
+
+def object_room(ctx: QueryContext, put_back_p: float) -> Prediction:
+    """The room the object is in, or was in before its latest move (``put_back_p``: see :func:`_put_back`)."""
+    node = _best_node(ctx, 0)
+    if node is None:
+        return _none("the object is not in memory")
+    n_place = max(1, len(node.position_history))
+    before = ctx.intent.time_ref.relation == "before" and ctx.intent.time_ref.kind == TimeKind.EVENT
+    if before and n_place < 2:  # no move seen: it was (and is) where memory has it
+        tag = _known_place(object_place(ctx.snapshot, node, 0))
+        if not tag:
+            return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
+        return Prediction(PredictionKind.PLACES, f"No move of the {node.label} was seen; it is in the {tag}.", 0.5,
+                          places={canonical(tag): 1.0})
+    if not before:
+        idx = n_place - 1
+    elif ctx.intent.time_ref.which == "first":
+        idx = 0
+    else:  # the placement before the current one, unless it was taken from the current one and put back
+        idx = n_place - 1 if _put_back(ctx, node, put_back_p) else n_place - 2
+    tag = _known_place(object_place(ctx.snapshot, node, idx))
+    if not tag:
+        return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
+    return Prediction(PredictionKind.PLACES, f"The {node.label} was in the {tag}." if before else
+                      f"The {node.label} is in the {tag}.", places=_room_scores(ctx, node, idx, tag))
+
+
+def _put_back(ctx: QueryContext, node: ObjectNode, sure_p: float) -> bool:
+    """Was the object found gone from its current placement (with probability ``sure_p`` at least) and seen
+    there again since the placement began (taken and put back about where it was)? Then the latest pickup was
+    from that placement, not from the one before. (A brief doubt - a view or two that missed it - is not that;
+    nor is gone without a return: a view that missed it by pose drift also does that.)"""
+    start = node.position_history[-1][0] if node.position_history else node.first_seen_s
+    removed = False
+    for e in ctx.snapshot.changes:
+        if e.node_id != node.node_id or e.before_s <= start:
+            continue
+        if e.kind == EventKind.REMOVED:
+            removed = e.confidence >= sure_p
+        elif e.kind == EventKind.RETURNED and removed:
+            return True
+    return False
+
+
+def _room_scores(ctx: QueryContext, node: ObjectNode, placement: int, best: str) -> dict[str, float]:
+    """The chosen room first (1.0), then the other rooms memory has evidence for, by their share of the
+    evidence (below 1): when the best room is not among the options (a doorway seen from the corridor),
+    the next one answers."""
+    votes = place_votes(ctx.snapshot, node, placement)
+    total = sum(votes.values()) or 1.0
+    scores = {canonical(tag): 0.5 * w / total for tag, w in votes.items()}
+    scores[canonical(best)] = 1.0
+    return scores
+
+
+def _merge_runs(runs: list[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
+    """Merge consecutive runs of the same place (after pass-through places were dropped)."""
+    out: list[tuple[float, float, str]] = []
+    for start, end, tag in runs:
+        if out and out[-1][2] == tag:
+            out[-1] = (out[-1][0], end, tag)
+        else:
+            out.append((start, end, tag))
+    return out
