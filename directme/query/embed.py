@@ -7,8 +7,9 @@ tries minilm on first use and falls back to string with a logged reason. Embeddi
 are cached (labels repeat on every question).
 
 Questions are embedded for the kind classifier (query/classify.py) by :meth:`CachedEmbedder.encode_questions`:
-with minilm, by the same network in int8 (query/minilm_int8.py: ~3x faster per question on CPU, cosine
-0.97-0.99 to the fp32 vectors). Retrieval keeps the fp32 vectors."""
+with minilm, by the same network in int8 - through ONNX Runtime (query/minilm_onnx.py) where it is installed,
+else torch's dynamic quantisation (query/minilm_int8.py) - several times faster per question on CPU than the
+fp32 model. Retrieval keeps the fp32 vectors."""
 from __future__ import annotations
 
 import hashlib
@@ -71,10 +72,19 @@ def _load_minilm(device: str):
 
 @lru_cache(maxsize=1)
 def _load_minilm_int8():
-    """The int8 question encoder (query/minilm_int8.py) built from the fp32 model, once per process."""
+    """The int8 question encoder built from the fp32 model, once per process: ONNX Runtime's
+    (query/minilm_onnx.py) when onnxruntime and onnx are installed, else torch's (query/minilm_int8.py)."""
+    st = _load_minilm("cpu")
+    try:
+        from .minilm_onnx import OnnxMiniLM
+
+        return OnnxMiniLM(st)
+    except Exception as exc:  # noqa: BLE001 - not installed, or the export or the runtime failed: torch's copy
+        log.info("ONNX Runtime question encoder unavailable (%s: %s); using torch's int8 copy",
+                 type(exc).__name__, exc)
     from .minilm_int8 import Int8MiniLM
 
-    return Int8MiniLM(_load_minilm("cpu"))
+    return Int8MiniLM(st)
 
 
 class MiniLMEmbedder:
