@@ -111,12 +111,14 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="parse confidence below which the geometric answerer abstains (default %(default)s)")
     ap.add_argument("--embedder", default="auto", choices=("auto", "minilm", "string", "none"),
                     help="sentence model of the kind classifier (none: cue rules only)")
+    ap.add_argument("--question-encoder", default="auto", choices=("auto", "onnx", "torch"),
+                    help="the int8 MiniLM that embeds questions: ONNX Runtime's or torch's (auto: ONNX Runtime if installed)")
     ap.add_argument("--out", default=None, help="write per-question parses and the metrics as JSON")
     ap.add_argument("--errors", action="store_true",
                     help="also print each wrong parse (for development sets only: tune for kinds, never for lines)")
     a = ap.parse_args(argv)
     rows = [json.loads(line) for line in Path(a.labels).read_text(encoding="utf-8").splitlines() if line.strip()]
-    embedder = CachedEmbedder(a.embedder)
+    embedder = CachedEmbedder(a.embedder, question_encoder=a.question_encoder)
     t0 = time.perf_counter()
     classifier_for(embedder).prepare()  # model load and prototype vectors: not part of a parse
     load_s = time.perf_counter() - t0
@@ -157,7 +159,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"{k:18s}" + "".join(f" {conf[(k, c)]:8d}" for c in seen))
     later = np.array(lat_ms[1:]) if len(lat_ms) > 1 else np.array(lat_ms)
     used = np.array([ms for ms, u in zip(lat_ms[1:], model_used[1:]) if u])
-    print(f"\nmodel_load_s={load_s:.1f} parse_ms_first={lat_ms[0]:.1f} (excluded below) "
+    print(f"\nmodel_load_s={load_s:.1f} question_encoder={embedder.question_encoder_used} "
+          f"parse_ms_first={lat_ms[0]:.1f} (excluded below) "
           f"load_avg_1min={os.getloadavg()[0]:.2f} cpus={os.cpu_count()}")
     print(f"parse_p50_ms={np.percentile(later, 50):.2f} parse_p95_ms={np.percentile(later, 95):.2f} "
           f"model_share={np.mean(model_used[1:]) if len(model_used) > 1 else 0:.3f} "

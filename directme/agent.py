@@ -42,7 +42,7 @@ class Agent:
         self._components_lock = threading.RLock()
         from .query.embed import CachedEmbedder
 
-        self._embedder = CachedEmbedder(self.config.query.embedder)
+        self._embedder = CachedEmbedder(self.config.query.embedder, question_encoder=self.config.query.question_encoder)
         self.reset()
 
     @classmethod

