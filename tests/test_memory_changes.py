@@ -173,6 +173,39 @@ def test_a_place_read_empty_a_moment_after_a_sighting_out_of_reach_is_not_a_remo
     assert not book_present(plain, 5.0)
 
 
+def test_a_place_read_empty_after_the_wearer_stood_beside_it_is_a_removal_at_once():
+    """Seen at t=4 from 2.5 m; at t=5 the wearer stands 0.5 m from the book along the ground (1.5 m above it:
+    more than gone.hand_reach_m from the camera), looking away; at t=6 its place is read empty from the old
+    spot. The wearer could have taken it: the view counts in full and the book is gone at t=6, within
+    gone.just_seen_s of the sighting. Without the wearer's path (the camera's distance only) it stays."""
+    from directme.memory.ego_log import EgoLog
+
+    def book_present(mem, t):
+        return next(o for o in mem.as_of(t).objects.values() if o.label == "book").present
+
+    def stream(mem):
+        for k in range(5):
+            mem.update(perceive([MUG, BOOK], EYE, K, float(k), k))
+        beside = look_at((1.0, 0.3, 1.5), (3.0, 0.3, 1.5))  # 0.4 m from the book, facing away from it
+        mem.update(perceive([MUG], beside, K, 5.0, 5))
+        mem.update(perceive([MUG], EYE, K, 6.0, 6))
+
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    stream(mem)
+    assert book_present(mem, 5.0) and not book_present(mem, 6.0)
+    far = EgoLog.nearest_since
+    try:  # the rule as it was: the camera's distance to the place in the empty view itself
+        EgoLog.nearest_since = lambda self, pos, point: float(np.linalg.norm(np.asarray(self.T[len(self) - 1])[:3, 3] - point))
+        old = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+        stream(old)
+    finally:
+        EgoLog.nearest_since = far
+    assert book_present(old, 6.0)
+    log = mem.ego
+    assert abs(log.nearest_since(0, BOOK.centre_w) - 0.4) < 0.05  # along the ground, not the 1.5 m height
+    assert log.nearest_since(len(log) - 1, BOOK.centre_w) > 1.8
+
+
 def _drifted(boxes, n, t0, shift_m, track_ids):
     from directme.geometry import Pose
     from directme.memory.relocalize import with_pose

@@ -60,6 +60,18 @@ class EgoLog:
         """Metres walked since the frame at ``frame_pos``."""
         return self.path_m[-1] - self.path_m[frame_pos]
 
+    def nearest_since(self, frame_pos: int, point_w: np.ndarray) -> float:
+        """The wearer's nearest approach (m, along the ground: across the world's up when it is known) to
+        ``point_w`` from the frame at ``frame_pos`` on."""
+        T = self.T.view()[frame_pos:]
+        if not len(T):
+            return math.inf
+        d = T[:, :3, 3].astype(np.float64) - np.asarray(point_w, dtype=np.float64)
+        if self.up_world is not None:
+            up = np.asarray(self.up_world, dtype=np.float64)
+            d -= np.outer(d @ up, up) / float(up @ up)
+        return float(np.sqrt(np.min(np.einsum("ij,ij->i", d, d))))
+
     def track(self, n: int) -> EgoTrack:
         """The first ``n`` frames as the snapshot's ego track."""
         return EgoTrack(self.t.view(n), self.T.view(n), tuple(self.tags[i] for i in self.tag.view(n).tolist()),

@@ -107,7 +107,8 @@ def update_seen(seen: Mapping[int, float], objs: ObjectStore, t_s: float) -> Non
 def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectStore,
                   seen_here: Sequence[tuple[int, np.ndarray, int]] = (),
                   walked: Callable[[ObjectRecord], float] = lambda rec: 0.0,
-                  stand_ins: Optional[list[tuple[ObjectRecord, int]]] = None) -> list[ObjectRecord]:
+                  stand_ins: Optional[list[tuple[ObjectRecord, int]]] = None,
+                  approach: Optional[Callable[[ObjectRecord], float]] = None) -> list[ObjectRecord]:
     """Absence evidence for the unseen objects (present, or gone but not yet certainly) this frame should
     have shown. A view is void for an object when this frame has an instance of its label (``seen_here``:
     label id, world centre, index of the record it matched) within its drift allowance
@@ -116,8 +117,9 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     duplicate, not its absence. When the object was in full enough view there, the record that instance
     matched stood in for it once more (``ObjectRecord.stood_in_for``; appended to ``stand_ins`` as (object,
     stand-in index)): two objects near each other are seen together now and then, one object and its
-    duplicate never. Returns the objects that are not present after this frame's evidence against them (the
-    caller decides whether a tentative one was a misplaced view of a neighbour)."""
+    duplicate never. ``approach(rec)``: the wearer's nearest approach to the object along the ground since
+    it was last seen (default: the camera's distance now), for ``gone.just_seen_s``. Returns the objects
+    that are not present after this frame's evidence against them (the caller decides whether a tentative one was a misplaced view of a neighbour)."""
     cfg, gcfg, f = objs.cfg, objs.cfg.gone, fp.frame
     n = objs.n_records
     idx = np.flatnonzero(objs.live_alive[:n] & (objs.live_belief[:n] > gcfg.min_logodds))  # gone ones too: until certain
@@ -169,8 +171,9 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
             delta = absence(p_d, gcfg)
         if objs.is_fixed(rec.label_id_from_votes()):
             delta *= gcfg.fixed_absence_scale
-        if f.t_s - rec.last_seen_s <= gcfg.just_seen_s and z_c[j] > gcfg.hand_reach_m:
-            delta *= gcfg.just_seen_absence_scale  # seen a moment ago out of the wearer's reach: a miss, not a removal
+        if f.t_s - rec.last_seen_s <= gcfg.just_seen_s and (
+                approach(rec) if approach is not None else float(z_c[j])) > gcfg.hand_reach_m:
+            delta *= gcfg.just_seen_absence_scale  # seen a moment ago, the wearer never within reach since: a miss
         rec.first_miss_s = min(rec.first_miss_s, f.t_s)
         logodds = max(rec.belief + delta, gcfg.min_logodds)
         set_presence(rec, objs, f.t_s, logodds)

@@ -108,7 +108,8 @@ class SpatialMemory:
         seen_here = [(m.obs.label_id, m.obs.centre_w, objects.tracked(m.obs.inst.track_id).index) for m in matches]
         stand_ins: list[tuple[ObjectRecord, int]] = []
         settle_gone(views_without(fp, seen, objects, seen_here, lambda rec: ego.walked_between(rec.obs_frame[-1]),
-                                  stand_ins), objects, t)
+                                  stand_ins, lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position)),
+                    objects, t)
         fold_stand_ins(stand_ins, objects, t)
         with self._cache_lock:
             self._cache.clear()
