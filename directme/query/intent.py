@@ -20,7 +20,7 @@ from .classify import KindGuess, classifier_for, cue_kind, normalise_question, r
 from .embed import CachedEmbedder
 from .parsed import (KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES, Intent, Primitive,  # noqa: F401 (re-exported)
                      Target, Viewpoint)
-from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in  # HERE, TimeKind, TimeRef: also imported from here
+from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in, route_time  # HERE, TimeKind, TimeRef: also imported from here
 from .vocab import COLOURS, Vocabulary, canonical, normalise, words
 
 _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|has|have|am|should)\b")
@@ -155,6 +155,20 @@ def _option_kinds(options: Sequence[str], vocab: Vocabulary) -> frozenset[str]:
     return frozenset()
 
 
+def _kind_options_allow(guess: KindGuess, fits: frozenset[str], kind: str, confidence: float,
+                        how: str) -> tuple[str, float, str]:
+    """A geometric kind the options rule out (room options for "what came before the kitchen", read as what I
+    saw; clock hours for "the basket?") gives way to the likeliest kind they allow, when that is likelier than
+    an open question. Never makes an open question geometric."""
+    if not fits or kind in fits:
+        return kind, confidence, how
+    p = dict(guess.scores)
+    best = max(fits, key=lambda k: p.get(k, 0.0))
+    if p.get(best, 0.0) > p.get("open", 0.0):
+        return best, _MEANING_AND_OPTIONS, "embedding+options"
+    return kind, confidence, how
+
+
 _NEEDS_TARGET = (Primitive.EGO_DIRECTION, Primitive.REACHABILITY, Primitive.OBJECT_TRAJECTORY,  # no_target without one
                  Primitive.OBJECT_LOCATION, Primitive.DISTANCE_COMPARE, Primitive.RELATIVE_POSITION, Primitive.DISTANCE,
                  Primitive.COUNT, Primitive.COUNT_CHANGE, Primitive.FACING)
@@ -183,6 +197,7 @@ _CAME_FROM_RE = re.compile(r"\b(?:come|came) (?:out of|from)\b|\bhad (?:just )?(
 _QUANTITY_NOUNS = {"piece", "pieces", "pair", "pairs", "set", "sets", "bunch", "slice", "slices", "bit", "bits",
                    "lot", "lots", "couple", "group", "groups", "stack", "stacks", "pile", "piles", "kind", "kinds",
                    "type", "types", "sort", "sorts", "number", "amount"}
+_ROUTE_NOUNS = {"route", "path", "way", "walk", "trajectory", "steps", "movements", "tracks", "journey", "order"}
 _ANAPHORA = {"it", "them", "they", "one", "that", "this", "those", "these"}
 _KIND_PRIMITIVE = {
     "ego_direction": Primitive.EGO_DIRECTION, "distance": Primitive.DISTANCE,
@@ -417,6 +432,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     elif how == "embedding" and _UNSURE_MEANING <= confidence < MIN_PARSE_CONFIDENCE and \
             kind in _option_kinds(options, vocab):  # two weak cues that agree: the meaning and what the options are
         confidence, how = _MEANING_AND_OPTIONS, "embedding+options"
+    elif how == "embedding" and kind != "open" and options:
+        kind, confidence, how = _kind_options_allow(guess, _option_kinds(options, vocab), kind, confidence, how)
     primitive = _KIND_PRIMITIVE[kind]
     if how == "none":
         primitive = Primitive.UNKNOWN
@@ -471,6 +488,13 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         time_ref = TimeRef(TimeKind.EVENT, "before", "pick", targets[0].key, "first", 0.0, time_ref.text)
     if not targets and time_ref.event in ("pick", "put") and time_ref.subject:
         targets = [Target(time_ref.subject, time_ref.subject)]  # "Before I moved the cup, where was it?"
+    if all(vocab.place_at(words(t.key), 0) or t.key in _ROUTE_NOUNS for t in targets) and (
+            kind == "my_trajectory" or (kind == "place" and not re.search(
+            r"\b(?:am|are) (?:i|we)\b|\bnow\b|\bcurrently\b", text))):
+        routed = route_time(text, time_ref, vocab)  # "I ended up in the bathroom. Which room was I in before that?"
+        if routed != time_ref and kind == "place":
+            targets = []  # "bedroom, then where?": my route, not where the bedroom is
+        time_ref = routed
     # --- the primitive within the kind
     if kind == "relative_position":
         if viewpoint is not None and (viewpoint.at or viewpoint.facing):
@@ -485,6 +509,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         elif len(targets) >= 2:
             ref_targets, targets = targets[-1:], targets[:-1]
             primitive = Primitive.RELATIVE_POSITION
+        elif len(targets) == 1 and not relation:  # "which quadrant around me is the bed in", "the whiteboard?"
+            kind, primitive = "ego_direction", Primitive.EGO_DIRECTION  # relative to nothing named: to me
     if kind == "place" and not targets:
         primitive = Primitive.CURRENT_PLACE
         if time_ref.kind != TimeKind.NOW:  # "3 minutes ago I was somewhere; which room was it?"
