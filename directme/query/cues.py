@@ -36,11 +36,38 @@ def normalise_question(text: str) -> str:
     t = re.sub(r"\b(i|you|we|they)'d (like|love|prefer|rather|be|say|guess|think|imagine|expect|want|need|appreciate|"
                r"have to)\b", r"\1 would \2", t)
     t = re.sub(r"\b(i|you|we|they)'d\b", r"\1 had", t)
+    t = _as_me(t)
     t = re.sub(r"\b(?:just )?(?:prior|previous) to\b", "before", t)
     t = re.sub(r"^picture (me|myself|yourself|us)\b", r"imagine \1", t)  # "picture me turned towards the sofa"
     t = re.sub(r",? or (?:is it |"
                r"was it )?(?:the )?other way (?:a)?round\b", "", t)  # "is A closer than B, or the other way round"
     return t
+
+
+# the wearer named in the third person ("relative to the camera wearer", "where did the user go"): me
+_WEARER = r"(?:the |this )?(?:camera[ -]?wearer|wearer|camera[ -]?(?:user|person|holder|operator)|cameraman|user|" \
+          r"person (?:wearing|holding|carrying) the camera)"
+_WEARER_SUBS = (
+    (re.compile(r"\b" + _WEARER + r"'s\b|\bthe camera's (?=(?:point of view|perspective|viewpoint|view|position|"
+                r"location|heading|orientation|left|right|front|back)\b)"), "my "),
+    (re.compile(r"\b(to|from|of|than|with|behind|for|by|near|around|toward|towards|beside|about|at) " + _WEARER + r"\b"),
+     r"\1 me"),
+    (re.compile(r"\b" + _WEARER + r"\b(?= (?:is|was|were|am|are|has|had|have|did|does|do|go|goes|went|walk\w*|mov\w*|"
+                r"enter\w*|leav\w*|left|come|came|head\w*|turn\w*|stand\w*|stood|fac\w*|look\w*|in|at|currently|now|"
+                r"first|last|just|then|can|could|would|will|should|need|needs)\b)"), "i"),
+    (re.compile(r"\b" + _WEARER + r"\b"), "me"),
+    (re.compile(r"\b(can|could|would|will|should|did|does|do|was|were|has|have|had|may|might|must) me\b"), r"\1 i"),
+    (re.compile(r"\bi is\b"), "i am"), (re.compile(r"\bis i\b"), "am i"), (re.compile(r"\bi has\b"), "i have"),
+    (re.compile(r"\bhas i\b"), "have i"), (re.compile(r"\bdoes i\b"), "do i"), (re.compile(r"\bi does\b"), "i do"),
+)
+
+
+def _as_me(t: str) -> str:
+    if not re.search(r"wearer|user|camera|cameraman", t):
+        return t
+    for pattern, sub in _WEARER_SUBS:
+        t = pattern.sub(sub, t)
+    return " ".join(t.split())
 
 
 _REL = (r"(?:to the (?:left|right)(?: hand side| side)? of|on the (?:left|right)(?: hand side| side)? of|(?:left|right) of|"
@@ -52,7 +79,10 @@ _NOT_SELF = r"(?! (?:on|onto|to|into|in to|over|through|along|off|out of|away fr
 # "describe where the cup is", "explain which way the door is": a place asked for, not a description
 _NOT_WHERE = (r"(?! (?:to me |for me )?(?:where|which (?:way|side|direction)|in which direction|how far))"
               r"(?![^?.;]*\b(?:(?:from|relative to|in relation to|with respect to|compared to) (?:me|my|where i)\b|"
-              r"o'?clock\b|clock (?:hours?|positions?|directions?)\b))")
+              r"o'?clock\b|clock (?:hours?|positions?|directions?|face|terms)\b))"
+              # "describe the position of the cup", "describe the cup's position": where it is
+              r"(?![^?.;]*\b(?:(?:position|location|direction|whereabouts|bearing) of (?:the|my|a|an)|"
+              r"'s (?:position|location|direction|whereabouts|bearing))\b)")
 # "where should I be looking if I want to see the cup", "where do I turn to find the cup": a direction to an object
 _LOOK_FOR = (r"(?:be )?(?:look|looking|turn|turning|face|facing)(?: (?:to|in order to) (?:see|find|spot|face|look at)| for|"
              r" if (?:i|we) (?:want|wanted|need|needed) to (?:see|find|spot|face|look at|get to))? (?:the|my|a|an|that|this)\b")
@@ -80,7 +110,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     ("open", 0.9, "text", r"\b(?:written|writing|inscribed|printed|says|reads|spelled|spelt|logo|caption|headline|"
                           r"subtitle)\b|\bwhat (?:does|do|did) (?:it|the [\w']+(?: [\w']+){0,2}|this|that|they|he|she) (?:say|read|show|"
                           r"display|mean|indicate)\b|\bwhat (?:time(?! (?:on|of|in terms of) (?:a|the) clock\b)|day|date|year|temperature|language)\b|"
-                          r"\bnames? of\b|\bwhat (?:is|are) (?:the |its |his |her |their )?names?\b|\bcalled\b|^who\b|"
+                          r"\bnames? of\b(?! (?:the |that |this )?(?:room|place)s?\b)|\bwhat (?:is|are) (?:the |its |his |her |their )?names?\b|\bcalled\b|^who\b|"
                           r"\bwho (?:is|are|was|were|did|does)\b|\bwhose\b|\bletters?\b|\bnumbering\b"),
     ("open", 0.9, "state", r"^(?:is|are|was|were|has|have)\b(?! there\b)(?!.*\b(?:reach|closer|nearer|farther|further)\b).*\b"
                            + _STATE + r"\b"),

@@ -20,7 +20,7 @@ from .classify import KindGuess, classifier_for, cue_kind, normalise_question, r
 from .embed import CachedEmbedder
 from .parsed import (KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES, Intent, Primitive,  # noqa: F401 (re-exported)
                      Target, Viewpoint)
-from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in, route_time  # HERE, TimeKind, TimeRef: also imported from here
+from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in, present_time, route_time  # HERE, TimeKind, TimeRef: also imported from here
 from .vocab import COLOURS, Vocabulary, canonical, normalise, words
 
 _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|has|have|am|should)\b")
@@ -470,6 +470,10 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     if kind == "my_trajectory" and any(_handled(p, toks) for p in asked):
         # "which room did I end up leaving the cup in": the route of an object I handled, not mine
         kind, primitive = "object_trajectory", Primitive.OBJECT_TRAJECTORY
+    if kind in ("ego_direction", "reachability", "object_trajectory") and asked:
+        tail = ph.last_clause(toks, [p for p in ps.keep if not _is_place(p, vocab)])
+        if tail and not any(p in tail for p in asked):
+            asked = tail[:1]  # "I put my bag down; where is the cup now?": the asking sentence's object
     if not asked and kind != "relative_position":
         asked = _resolve_anaphora(text, ps, vocab)
     targets = [_to_target(p, vocab, toks) for p in asked]
@@ -480,6 +484,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         facing = _to_target(view.facing, vocab, ph.tokens(view.facing.text)) if view.facing else None
         viewpoint = Viewpoint(view.text, at, facing)
     places = places_in(ph.tokens(main), vocab)
+    if kind == "ego_direction":
+        time_ref = present_time(text, time_ref, re.split(r"[.;!?](?=[^.;!?]*\w)", text)[-1])
     if time_ref.kind == TimeKind.EVENT and not time_ref.subject and targets:
         time_ref = replace(time_ref, subject=targets[0].key)  # "before I picked it up"
     if time_ref.kind == TimeKind.START and targets and (kind in ("object_trajectory", "place") or re.search(

@@ -109,6 +109,11 @@ GENERIC_HEADS = frozenset(("object", "objects", "thing", "things", "item", "item
                            "eyes",
                            # a measure of walking: "without taking any steps"
                            "step", "steps", "pace", "paces"))
+# Words that never make an object phrase alone: polite formulas ("any idea which way", "if it's not too much
+# trouble") and the wearer's own frame of reference ("from my perspective", "compared with my current heading").
+NOT_OBJECT_WORDS = frozenset(("idea", "ideas", "clue", "notion", "trouble", "bother", "chance", "favour", "favor",
+                              "perspective", "viewpoint", "standpoint", "vantage", "point", "view", "heading",
+                              "orientation", "current", "eyes", "eyeline", "line", "sight", "name", "names"))
 # Nouns that name a part of space, not an object: "the left of", "the top of", "the center of".
 REGION_NOUNS = frozenset(("left", "right", "front", "back", "side", "top", "bottom", "middle", "center", "centre",
                           "edge", "end", "rear", "hand", "part", "direction", "way", "position", "location",
@@ -158,8 +163,8 @@ class Phrase:
 
     @property
     def generic(self) -> bool:
-        """"object", "the thing", "items": a phrase that names no kind of object."""
-        return len(self.words) == 1 and self.words[0] in GENERIC_HEADS
+        """"object", "the thing", "items", "any idea", "my perspective": a phrase that names no kind of object."""
+        return (len(self.words) == 1 and self.words[0] in GENERIC_HEADS) or all(w in NOT_OBJECT_WORDS for w in self.words)
 
 
 @dataclass(frozen=True)
@@ -331,3 +336,13 @@ def viewpoint(text: str, places: frozenset[str] = frozenset(),
         return None
     kept = [p.strip() for i, p in enumerate(parts) if not any(p.strip() in q for q in parts[:i])]
     return Viewpoint(text="; ".join(kept), at=at, facing=facing)
+
+
+def last_clause(toks: list[str], phrases: list[Phrase]) -> list[Phrase]:
+    """The phrases of the last sentence or clause (after the last . ; ! ? that does not end the text) when an
+    earlier one sets the scene: "I put my bag down a moment ago; where is the cup now?" asks about the cup."""
+    ends = [i for i, t in enumerate(toks) if t in (".", ";", "!", "?")]
+    breaks = [i for i in ends if any(not is_punct(t) for t in toks[i + 1:])]
+    if not breaks:
+        return []
+    return [p for p in phrases if p.start > breaks[-1]]

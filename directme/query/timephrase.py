@@ -89,13 +89,15 @@ _PRECEDED_RE = re.compile(r"\b(?:preceded|came before|comes before|led into|lead
 # "From the kitchen, which room did I go into next?": the room after leaving it
 _FROM_START_RE = re.compile(r"^(?:and |so )?from (?:the |my )(?P<rest>[a-z ]+?),? (?:(?:which|what) (?:room|place)|where) "
                             r"(?:did|had|have) (?:i|we)\b")
-_ON_WAY_RE = re.compile(r"\b(?:(?:to get|to go|on (?:my|the) way) (?:into|in to|to)|to (?:reach|enter|arrive (?:at|in))|"
+_ON_WAY_RE = re.compile(r"\b(?:(?:to (?:get|go|walk|step|head|move|come|wander|pass|cross)|on (?:my|the) way) "
+                        r"(?:into|in to|to|through to)|to (?:reach|enter|arrive (?:at|in))|"
                         r"(?:when|as) (?:i )?set (?:off|out) (?:for|to|towards?)) (?:the |my )?(?P<rest>.+)$")
 # "I left the kitchen at some point; which room came right after it?": the event in an earlier clause
 _CLAUSE_EVENT_RE = re.compile(r"\bi (?:had )?(?P<verb>left|exited|entered|walked into|went into|came into|came out of|"
                               r"walked out of|stepped into|stepped out of)\s+(?:the |my )?(?P<rest>[^;,.?!]+)[;,.?!]"
                               r".*\b(?P<rel>after|before) (?:it|that|this|there)\b")
 _FROM_PLACE_RE = re.compile(r"\b(?:go|went|head|headed|move|moved|walk|walked|continue|continued|proceed|proceeded|"
+                            r"pass|passed|step|stepped|cross|crossed|"
                             r"wander|wandered|carry on|carried on)"
                             r"(?: (?:on|next|then|off|onwards?|straight|directly|to|into|on to|afterwards))* from "
                             r"(?:the |my )(?P<rest>.+)$")  # next room
@@ -116,7 +118,7 @@ _UNIT = r"(hours?|hrs?|minutes?|mins?|seconds?|secs?)"
 _AGO_RE = re.compile(r"\b((?:" + _NUM + r"\s+" + _UNIT + r"(?:\s*,?\s*(?:and\s+)?)?)+)\s*(?:ago|back|earlier|"
                      r"before now|before (?:this|the present)(?: moment| point)?|previously|prior|in the past|"
                      r"before(?=\s*[?.!,;]|\s*$))\b")
-_BACK_RE = re.compile(r"\b(?:back|(?:in|during|over|for|within) the (?:last|past))\s+"
+_BACK_RE = re.compile(r"\b(?:back|rewind(?:ing)?(?: by)?|(?:in|during|over|for|within) the (?:last|past))\s+"
                       r"(?:about |around |roughly |some )?((?:" + _NUM + r"\s+" + _UNIT +
                       r"(?:\s*,?\s*(?:and\s+)?)?)+)")  # "if you think back 2 minutes"
 _PAIR_RE = re.compile(_NUM + r"\s+" + _UNIT)
@@ -274,4 +276,21 @@ def route_time(text: str, ref: TimeRef, vocab: Vocabulary) -> TimeRef:
         seq = sequence_time(text, vocab)
         if seq is not None and (ref.kind == TimeKind.NOW or ref.subject in (HERE, seq.subject)):
             return seq
+    return ref
+
+
+_ASKED_NOW = re.compile(r"\b(?:now|currently|at the moment|at present|at this (?:moment|point|instant))\b")
+_HYPOTHETICAL = re.compile(r"^(?:before|when|once|until|as soon as|after) (?:i|we) (?:\w+ly )?(?:go|walk|move|turn|head|"
+                           r"leave|enter|get|step|come|sit|stand|look|reach|pick|grab|take|start|set off|do)\b")
+
+
+def present_time(text: str, ref: TimeRef, last_clause: str) -> TimeRef:
+    """Where an object is for me is asked now, whatever the scene-setting says: "before I move, which side is
+    the cup on" (an act to come, not a past event), "I put my bag down a moment ago; where is the cup now" (the
+    past belongs to an earlier sentence that the asking one overrides with "now")."""
+    if ref.kind == TimeKind.EVENT and _HYPOTHETICAL.search(ref.text):
+        return TimeRef(TimeKind.NOW)
+    if ref.kind != TimeKind.NOW and last_clause and ref.text and ref.text not in last_clause and \
+            _ASKED_NOW.search(last_clause):
+        return TimeRef(TimeKind.NOW)
     return ref
