@@ -88,8 +88,11 @@ _LOOK_FOR = (r"(?:be )?(?:look|looking|turn|turning|face|facing)(?: (?:to|in ord
              r" if (?:i|we) (?:want|wanted|need|needed) to (?:see|find|spot|face|look at|get to))? (?:the|my|a|an|that|this)\b")
 # "where did the cup end up relative to me": a direction from the wearer, not a room
 _NOT_FROM_ME = r"(?![^?]*\b(?:(?:relative|compared|in relation|with respect) to|from) (?:me|you|us|my|where i)\b)"
+# "how do I get to the cup from here": the way to an object, not how to do something
+_GET_TO = r"(?:get|walk|go|head|make my way|find my way) (?:over |back |across )?to (?:the|my|that|this)\b"
 # "how would I need to turn to face the cup": which way to turn is asked, not how to do something
-_NOT_TURNING = r"(?![^?]*\bturn(?:ed|ing|s)? (?:(?:my (?:head|body)|myself|(?:a)?round) )?(?:to(?:wards?)? |left\b|right\b))"
+_NOT_TURNING = r"(?![^?]*\bturn(?:ed|ing|s)? (?:(?:my (?:head|body)|myself|(?:a)?round) )?(?:to(?:wards?)? |left\b|right\b))" \
+    r"(?! (?:(?:i|we|you) )?" + _GET_TO + r")"
 # "my current position", "where I am standing": the wearer's own place as a frame of reference
 _MY_SPOT = (r"my (?:current |present |own |exact )?(?:position|location|spot|place|standpoint|vantage point|heading|"
             r"orientation|line of sight|field of view|body)|the (?:way|direction) i am (?:facing|looking|pointing|headed)|"
@@ -258,7 +261,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"(?: hand)?(?: side)? or (?:on |to )?(?:the |my )?(?:left|right)\b|"
                                          r"\b(?:which|what) direction\b|\bwhich way\b|\b(?:do|would|will|should|must) (?:i|we) (?:need to |have to )?turn (?:left|right|"
                                          r"(?:a)?round)\b|"
-                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) back (?:is )?(?:to|towards?) "
+                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) (?:left|right) shoulder\b|\bwhich shoulder\b|\b(?:my|your) back (?:is )?(?:to|towards?) "
                                          r"(?:the|my|a|an|that|this)\b|\b(?:in|within|out of) (?:my|your) (?:line of sight|"
                                          r"field of view)\b|\bwhere am i (?:in relation|relative|compared|with respect) to "
                                          r"(?:the|a|an|my|this|that)\b|"
@@ -283,7 +286,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                    r"have) to find|i can not find|i lost|point me (?:to|towards)|show me where|"
                                    r"where (?:can|could|would|might|do|should) (?:i|we) (?:find|locate|spot|look for|see|"
                                    r"get to)|where did (?:i|we) (?:leave|left|put|place|drop|dropped|keep|kept|store|"
-                                   r"stored|hide|hid|last see|see|set|lose|lost|misplace\w*)|where (?:should|do|would|must|can|could) (?:i|we) "
+                                   r"stored|hide|hid|last see|see|set|lose|lost|misplace\w*)|"
+                                   r"\bhow (?:do|can|could|would|should) (?:i|we) " + _GET_TO + r"|where (?:should|do|would|must|can|could) (?:i|we) "
                                    + _LOOK_FOR + r")"),
 )
 _CUE_RE = tuple((kind, conf, name, re.compile(p)) for kind, conf, name, p in _CUES)

@@ -472,8 +472,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         kind, primitive = "object_trajectory", Primitive.OBJECT_TRAJECTORY
     if kind in ("ego_direction", "reachability", "object_trajectory") and asked:
         tail = ph.last_clause(toks, [p for p in ps.keep if not _is_place(p, vocab)])
-        if tail and not any(p in tail for p in asked):
-            asked = tail[:1]  # "I put my bag down; where is the cup now?": the asking sentence's object
+        if tail and asked[0] not in tail:  # "I put my bag down; where is the cup now?": the asking sentence's object
+            asked = [p for p in asked if p in tail] or tail[:1]
     if not asked and kind != "relative_position":
         asked = _resolve_anaphora(text, ps, vocab)
     targets = [_to_target(p, vocab, toks) for p in asked]
@@ -494,7 +494,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         time_ref = TimeRef(TimeKind.EVENT, "before", "pick", targets[0].key, "first", 0.0, time_ref.text)
     if not targets and time_ref.event in ("pick", "put") and time_ref.subject:
         targets = [Target(time_ref.subject, time_ref.subject)]  # "Before I moved the cup, where was it?"
-    if all(vocab.place_at(words(t.key), 0) or t.key in _ROUTE_NOUNS for t in targets) and (
+    if all(vocab.place_at(words(t.key), 0) or t.key in _ROUTE_NOUNS or not vocab.lookup(words(t.key), 0)
+           for t in targets) and (
             kind == "my_trajectory" or (kind == "place" and not re.search(
             r"\b(?:am|are) (?:i|we)\b|\bnow\b|\bcurrently\b", text))):
         routed = route_time(text, time_ref, vocab)  # "I ended up in the bathroom. Which room was I in before that?"

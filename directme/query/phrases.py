@@ -92,7 +92,9 @@ VERBS = frozenset((
     "occupied", "occupy", "spent", "spend", "spending", "visiting", "returned", "return", "returning",
     "describe", "describing", "explain", "having", "laid", "treating", "treat", "counting", "taking",
     # wanting and needing, given ("if I wanted to look at", "given the way I'm facing"), where a thing falls
-    "wanted", "wanting", "needed", "needing", "given", "fall", "falls", "fell", "falling"))
+    "wanted", "wanting", "needed", "needing", "given", "fall", "falls", "fell", "falling",
+    # turning up somewhere ("when I showed up in the kitchen")
+    "showed", "showing"))
 # Predicate adjectives of states ("is the door closed?") and time words end a noun phrase too.
 STATES = frozenset(("open", "closed", "clean", "dirty", "empty", "full", "messy", "tidy", "wet", "dry", "ajar",
                     "on", "off", "running", "working", "occupied", "vacant", "lit", "unlit"))
@@ -106,7 +108,7 @@ GENERIC_HEADS = frozenset(("object", "objects", "thing", "things", "item", "item
                            "something", "anything", "furniture", "appliance", "appliances", "following", "followings",
                            # body parts: "without moving my feet", "get my hand on"
                            "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers", "eye", "body",
-                           "eyes",
+                           "eyes", "shoulder", "shoulders",
                            # a measure of walking: "without taking any steps"
                            "step", "steps", "pace", "paces"))
 # Words that never make an object phrase alone: polite formulas ("any idea which way", "if it's not too much
@@ -339,9 +341,12 @@ def viewpoint(text: str, places: frozenset[str] = frozenset(),
 
 
 def last_clause(toks: list[str], phrases: list[Phrase]) -> list[Phrase]:
-    """The phrases of the last sentence or clause (after the last . ; ! ? that does not end the text) when an
-    earlier one sets the scene: "I put my bag down a moment ago; where is the cup now?" asks about the cup."""
-    ends = [i for i, t in enumerate(toks) if t in (".", ";", "!", "?")]
+    """The phrases of the last sentence or clause (after the last . ; ! ? that does not end the text, or a comma
+    before a wh-word) when an earlier one sets the scene: "I put my bag down a moment ago; where is the cup now?",
+    "with my back to the wall, where is the cup?" ask about the cup."""
+    ends = [i for i, t in enumerate(toks) if t in (".", ";", "!", "?") or
+            (t == "," and toks[i + 1:i + 2] in (["where"], ["which"], ["what"], ["in"], ["on"], ["how"]) and
+             (toks[i + 1] not in ("in", "on") or toks[i + 2:i + 3] in (["which"], ["what"])))]
     breaks = [i for i in ends if any(not is_punct(t) for t in toks[i + 1:])]
     if not breaks:
         return []

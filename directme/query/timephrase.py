@@ -60,10 +60,12 @@ _EVENT_VERBS = (
               # a visit as a noun: "before my last visit to the kitchen"
               r"(?:visit|trip|return|arrival|entry|move) (?:to|into|in|at)|"
               # visiting a room: "before visiting the kitchen", "right after I visited the office"
-              r"visit|visited|visiting"),
+              r"visit|visited|visiting|"
+              # turning up: "when I showed up in the kitchen"
+              r"(?:show|turn)(?:s|ed|ing)? up (?:in|at)"),
     ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
               r"walking out of|went out of|going out of|stepped out of|stepping out of|moved out of|"
-              r"was done in|were done in|was finished in|finished in|(?:done|finished) with|was through with|departed|"
+              r"was done in|were done in|was finished in|finished in|(?:done|finished)(?: up)? (?:with|in)|was through with|departed|"
               r"departing|"
               r"depart|out of|"
               # any way of moving out of a place: "got out of", "headed out of", "wandered away from"
@@ -247,7 +249,8 @@ def places_in(toks: list[str], vocab: Vocabulary) -> list[str]:
 _SEQ_BEFORE = re.compile(r"\b(?:before(?:hand)?|previous(?:ly)?|prior|preceding|preceded|earlier than|ahead of|"
                          r"(?:come|came|coming) (?:in )?from|(?:had|have) (?:just )?(?:left|come out of|been in))\b")
 _SEQ_AFTER = re.compile(r"\b(?:after(?:wards?)?|next(?! to\b)|then|following|followed|subsequently|onwards?|"
-                        r"(?:went|go|moved|move|carried|carry) on to|headed|head to)\b")
+                        r"(?:went|go|moved|move|carried|carry) on to|headed|head to|"
+                        r"(?:lead|leads|led|took|take|takes) (?:me|us) (?:in)?to)\b")
 
 
 def sequence_time(text: str, vocab: Vocabulary) -> Optional[TimeRef]:
