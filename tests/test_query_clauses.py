@@ -138,3 +138,20 @@ def test_the_way_to_an_object_and_shoulders(text, obj):
 def test_how_to_stays_open():
     assert parse_question("How do I make pancakes?").primitive == Primitive.OPEN
     assert parse_question("How can I turn on the TV?").primitive == Primitive.OPEN
+
+
+@pytest.mark.parametrize("text, obj", [
+    ("If I imagine a clock with 12 straight ahead, what time does the fridge sit at?", "fridge"),
+    ("Using the clock system, give me the direction of the basket.", "basket"),
+    ("Which number on the clock lines up with the umbrella?", "umbrella"),
+])
+def test_a_clock_as_the_frame_of_the_answer(text, obj):
+    it = parse_question(text, CLOCK)
+    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
+    assert [t.key for t in it.asked] == [canonical(obj)]
+
+
+@pytest.mark.parametrize("text", ["What time is shown on the clock face?", "What time is it on the wall clock?",
+                                  "What time did I leave the kitchen?"])
+def test_reading_a_clock_or_asking_the_time_stays_open(text):
+    assert parse_question(text).primitive == Primitive.OPEN

@@ -261,7 +261,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"(?: hand)?(?: side)? or (?:on |to )?(?:the |my )?(?:left|right)\b|"
                                          r"\b(?:which|what) direction\b|\bwhich way\b|\b(?:do|would|will|should|must) (?:i|we) (?:need to |have to )?turn (?:left|right|"
                                          r"(?:a)?round)\b|"
-                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) (?:left|right) shoulder\b|\bwhich shoulder\b|\b(?:my|your) back (?:is )?(?:to|towards?) "
+                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) (?:left|right) shoulder\b|\bwhich shoulder\b|"
+                                         r"\b(?:number|numeral|hour|digit)s? (?:on|of) (?:the|a|my|an imaginary) clock\b|\b(?:my|your) back (?:is )?(?:to|towards?) "
                                          r"(?:the|my|a|an|that|this)\b|\b(?:in|within|out of) (?:my|your) (?:line of sight|"
                                          r"field of view)\b|\bwhere am i (?:in relation|relative|compared|with respect) to "
                                          r"(?:the|a|an|my|this|that)\b|"
@@ -290,6 +291,11 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                    r"\bhow (?:do|can|could|would|should) (?:i|we) " + _GET_TO + r"|where (?:should|do|would|must|can|could) (?:i|we) "
                                    + _LOOK_FOR + r")"),
 )
+# a clock as the frame of an answer, not an object to read: "imagine a clock", "clock face", "12 straight ahead"
+_CLOCK_AS_FRAME = re.compile(r"\b(?:imagine|imagining|picture|picturing|think of|thinking of|using|use) (?:a|the|an "
+                             r"imaginary) clock\b|\bclock[- ](?:system|method|positions?|directions?|terms|hours?)\b|\b(?:12|twelve)(?: o'clock)? (?:is |being |as |at )?(?:straight |dead |"
+                             r"directly |right )?(?:ahead|in front)\b|\bo'?clock\b")
+_WHAT_TIME = re.compile(r"\bwhat time\b")
 _CUE_RE = tuple((kind, conf, name, re.compile(p)) for kind, conf, name, p in _CUES)
 
 _WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"
@@ -329,6 +335,8 @@ def cue_kind(text: str) -> Optional[KindGuess]:
     """The kind an exact cue rule gives ``text`` (normalised with :func:`normalise_question`), or None."""
     for kind, conf, name, pattern in _CUE_RE:
         if pattern.search(text):
+            if name == "text" and _CLOCK_AS_FRAME.search(text) and not pattern.search(_WHAT_TIME.sub("", text)):
+                continue  # "if I imagine a clock with 12 straight ahead, what time does the cup sit at": a clock hour
             return KindGuess(kind, conf, f"rule:{name}")
     if _COUNT_CHANGE_RE.search(text):
         return KindGuess("quantity_change", 0.9, "rule:count_change")

@@ -37,6 +37,8 @@ _NP_STOP = {"on", "in", "at", "to", "of", "or", "and", "now", "right", "relative
             "lying", "sitting", "standing", "hanging", "being", "be", "far", "close", "away", "more", "less",
             "fewer", "added", "removed", "remain", "remaining", "over", "across", "toward", "towards", "straight"}
 _CLOCK_WORDS = {"direction", "face", "position", "hour", "wise", "time"}
+_CLOCK_FRAME_NOUNS = _CLOCK_WORDS | {"system", "method", "dial", "terms", "notation", "hours", "positions", "directions",
+                                     "numbers", "number", "reading", "style"}
 _QUANTIFIERS = ("pieces of", "piece of", "pairs of", "pair of", "set of", "sets of", "kind of", "kinds of",
                 "type of", "types of", "bunch of")
 
@@ -260,6 +262,8 @@ def _analyse(text: str, vocab: Vocabulary, view: Optional[ph.Viewpoint]) -> _Phr
             continue  # "which room", "what colour", "what kind of": the question's frame, not an object
         if p.start >= 2 and toks[p.start - 1] == "of" and toks[p.start - 2] in ("kind", "type", "sort", "kinds", "types"):
             continue  # "what type of room"
+        if p.words[0] == "clock" and len(p.words) > 1 and all(w in _CLOCK_FRAME_NOUNS for w in p.words[1:]):
+            continue  # "using the clock system": the frame of the answer
         if all(w.isdigit() for w in p.words):
             continue  # "treating straight ahead as 12": a number, no object
         if len(p.words) == 1 and p.words[0].endswith("ing") and (p.start == 0 or ph.is_punct(toks[p.start - 1])) and \

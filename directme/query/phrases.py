@@ -94,7 +94,9 @@ VERBS = frozenset((
     # wanting and needing, given ("if I wanted to look at", "given the way I'm facing"), where a thing falls
     "wanted", "wanting", "needed", "needing", "given", "fall", "falls", "fell", "falling",
     # turning up somewhere ("when I showed up in the kitchen")
-    "showed", "showing"))
+    "showed", "showing",
+    # lining up with a direction ("which number on the clock lines up with the cup")
+    "lines", "aligns", "align", "matches", "corresponds", "correspond"))
 # Predicate adjectives of states ("is the door closed?") and time words end a noun phrase too.
 STATES = frozenset(("open", "closed", "clean", "dirty", "empty", "full", "messy", "tidy", "wet", "dry", "ajar",
                     "on", "off", "running", "working", "occupied", "vacant", "lit", "unlit"))
