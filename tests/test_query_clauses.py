@@ -155,3 +155,19 @@ def test_a_clock_as_the_frame_of_the_answer(text, obj):
                                   "What time did I leave the kitchen?"])
 def test_reading_a_clock_or_asking_the_time_stays_open(text):
     assert parse_question(text).primitive == Primitive.OPEN
+
+
+@pytest.mark.parametrize("text, obj", [
+    ("I just came from the hallway; where's the stove relative to me now?", "stove"),
+    ("In the kitchen where is the kettle relative to me?", "kettle"),
+    ("I've got a question about the umbrella: which way is it from me right now?", "umbrella"),
+])
+def test_a_room_or_a_question_opening_the_sentence_is_not_the_object(text, obj):
+    it = parse_question(text, SIDES)
+    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
+    assert [t.key for t in it.asked] == [canonical(obj)]
+
+
+def test_a_room_opening_a_count_question():
+    it = parse_question("In the kitchen how many mugs are there?")
+    assert (it.primitive, [t.key for t in it.asked]) == (Primitive.COUNT, [canonical("mug")])

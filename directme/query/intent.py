@@ -199,6 +199,7 @@ _CAME_FROM_RE = re.compile(r"\b(?:come|came) (?:out of|from)\b|\bhad (?:just )?(
 _QUANTITY_NOUNS = {"piece", "pieces", "pair", "pairs", "set", "sets", "bunch", "slice", "slices", "bit", "bits",
                    "lot", "lots", "couple", "group", "groups", "stack", "stacks", "pile", "piles", "kind", "kinds",
                    "type", "types", "sort", "sorts", "number", "amount"}
+_OBJECT_KINDS = ("ego_direction", "reachability", "count", "quantity_change", "object_trajectory")
 _ROUTE_NOUNS = {"route", "path", "way", "walk", "trajectory", "steps", "movements", "tracks", "journey", "order"}
 _ANAPHORA = {"it", "them", "they", "one", "that", "this", "those", "these"}
 _KIND_PRIMITIVE = {
@@ -464,6 +465,10 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                                   asked=[p for p in ps.asked if p not in frame]), vocab)
         else:
             asked = _core(ps, vocab)
+            if kind in _OBJECT_KINDS and asked and all(_is_place(p, vocab) for p in asked):
+                # "I just came from the hallway; where is the stove": the room opens the question, the object is asked
+                asked = _core(replace(ps, keep=[p for p in ps.keep if not _is_place(p, vocab)],
+                                      asked=[p for p in ps.asked if not _is_place(p, vocab)]), vocab)
     if kind == "place" and not asked and ps.references and not ps.reference_is_place:
         asked = ps.references[:1]  # "which room is the plant in" parsed "in" as a relation
         references = []

@@ -117,7 +117,7 @@ GENERIC_HEADS = frozenset(("object", "objects", "thing", "things", "item", "item
 # trouble") and the wearer's own frame of reference ("from my perspective", "compared with my current heading").
 NOT_OBJECT_WORDS = frozenset(("idea", "ideas", "clue", "notion", "trouble", "bother", "chance", "favour", "favor",
                               "perspective", "viewpoint", "standpoint", "vantage", "point", "view", "heading",
-                              "orientation", "current", "eyes", "eyeline", "line", "sight", "name", "names"))
+                              "orientation", "current", "eyes", "eyeline", "line", "sight", "name", "names", "question", "questions", "query"))
 # Nouns that name a part of space, not an object: "the left of", "the top of", "the center of".
 REGION_NOUNS = frozenset(("left", "right", "front", "back", "side", "top", "bottom", "middle", "center", "centre",
                           "edge", "end", "rear", "hand", "part", "direction", "way", "position", "location",
