@@ -171,3 +171,16 @@ def test_a_room_or_a_question_opening_the_sentence_is_not_the_object(text, obj):
 def test_a_room_opening_a_count_question():
     it = parse_question("In the kitchen how many mugs are there?")
     assert (it.primitive, [t.key for t in it.asked]) == (Primitive.COUNT, [canonical("mug")])
+
+
+@pytest.mark.parametrize("text", [
+    "Could you tell me the clock's position using the clock method?",
+    "Describe the clock's position using a clock face.",
+    "I'd like the clock's direction in clock terms.",
+    "Using the clock system, give me the direction of the clock.",
+    "Which number on the clock lines up with the clock?",
+])
+def test_a_clock_asked_about_in_clock_terms(text):
+    it = parse_question(text, CLOCK)
+    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
+    assert [t.key for t in it.asked] == [canonical("clock")]

@@ -274,8 +274,8 @@ def noun_phrases(toks: list[str], places: frozenset[str] = frozenset(),
             end -= len(words) - owner - 1  # "the umbrella's position", "the cup's clock position": the owner
             words = words[:owner + 1]
             words[-1] = words[-1][:-2]
-        clock_frame = words[0] == "clock" and (len(words) > 1 and words[1] in _CLOCK_FRAME or len(words) == 1 and
-                                               end < len(toks) and toks[end] in _CLOCK_FRAME)
+        clock_frame = words[0] == "clock" and owner is None and (  # "the clock's position": the clock, an object
+            len(words) > 1 and words[1] in _CLOCK_FRAME or len(words) == 1 and end < len(toks) and toks[end] in _CLOCK_FRAME)
         if words[-1] not in REGION_NOUNS and not clock_frame:  # "which side", "clock direction" name no object
             out.append(Phrase(start, end, tuple(words)))
         k += 1
