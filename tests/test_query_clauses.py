@@ -184,3 +184,21 @@ def test_a_clock_asked_about_in_clock_terms(text):
     it = parse_question(text, CLOCK)
     assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
     assert [t.key for t in it.asked] == [canonical("clock")]
+
+
+@pytest.mark.parametrize("text, obj", [
+    ("Can you put the basket's direction in terms of a clock?", "basket"),
+    ("What side of my body is the stove closest to?", "stove"),
+    ("Where is the backpack situated in relation to the center of my view?", "backpack"),
+])
+def test_sides_of_me_and_my_view(text, obj):
+    it = parse_question(text, SIDES)
+    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
+    assert [t.key for t in it.asked] == [canonical(obj)]
+
+
+def test_entering_it_from():
+    tr = parse_question("The bedroom - which room did I enter it from?", ROOMS).time_ref
+    assert (tr.relation, tr.event, tr.subject) == ("before", "enter", "bedroom")
+    assert parse_question("Can I put the cup on the shelf?").primitive == Primitive.OPEN
+    assert parse_question("Which is closest to me, the cup or the lamp?").primitive == Primitive.DISTANCE_COMPARE

@@ -96,7 +96,8 @@ _NOT_TURNING = r"(?![^?]*\bturn(?:ed|ing|s)? (?:(?:my (?:head|body)|myself|(?:a)
 # "my current position", "where I am standing": the wearer's own place as a frame of reference
 _MY_SPOT = (r"my (?:current |present |own |exact )?(?:position|location|spot|place|standpoint|vantage point|heading|"
             r"orientation|line of sight|field of view|body)|the (?:way|direction) i am (?:facing|looking|pointing|headed)|"
-            r"where i am (?:facing|looking|pointing)|"
+            r"where i am (?:facing|looking|pointing)|the (?:centre|center|middle) of my (?:view|field of view|vision|"
+            r"gaze)|"
             r"where i (?:am|stand|am standing|am now|currently am|am right now|happen to be)")
 _STATE = (r"(?:open|opened|closed|shut|lit|unlit|clean|cleaned|dirty|messy|tidy|empty|full|filled|locked|unlocked|"
           r"broken|damaged|wet|dry|running|working|plugged in|unplugged|charging|occupied|vacant|made|folded|"
@@ -140,7 +141,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     ("open", 0.9, "free_space", r"\bis there (?:enough |any |some |more |still )?(?:free |empty |open )?(?:room|space)\b|"
                                 r"\benough (?:room|space)\b|\b(?:free|empty|available) (?:space|spot)\b|"
                                 r"\b(?:enough|free|some|any|more|no|much|little|the|there|of) (?:room|space) (?:for|"
-                                r"to (?:hang|put|sit|store|keep|place|work|fit|stand|move|add|walk|lie|park))\b|^(?:can|could|would|will) (?:i|we|you|one|a person|someone|"
+                                r"to (?:hang|put|sit|store|keep|place|work|fit|stand|move|add|walk|lie|park))\b|"
+                                r"^(?![^?]*\b(?:direction|position|bearing)\b)(?:can|could|would|will) (?:i|we|you|one|a person|someone|"
                                 r"somebody|it) (?:put|fit|keep|store|place|hang|stand|sit|lie|park|add|cook|watch|"
                                 r"make|charge|eat|sleep|wash|work(?! out)|play|read|use|plug|hide)\b"),
     ("open", 0.9, "event", r"\b(?:tell me|let me know|notify me|alert me|remind me) (?:when|as soon as|once)\b|"
@@ -261,7 +263,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"(?: hand)?(?: side)? or (?:on |to )?(?:the |my )?(?:left|right)\b|"
                                          r"\b(?:which|what) direction\b|\bwhich way\b|\b(?:do|would|will|should|must) (?:i|we) (?:need to |have to )?turn (?:left|right|"
                                          r"(?:a)?round)\b|"
-                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) (?:left|right) shoulder\b|\bwhich shoulder\b|"
+                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) (?:left|right) shoulder\b|\bwhich shoulder\b|\b(?:which|what) side of (?:me|my body|myself)\b|"
                                          r"\b(?:number|numeral|hour|digit)s? (?:on|of) (?:the|a|my|an imaginary) clock\b|\b(?:my|your) back (?:is )?(?:to|towards?) "
                                          r"(?:the|my|a|an|that|this)\b|\b(?:in|within|out of) (?:my|your) (?:line of sight|"
                                          r"field of view)\b|\bwhere am i (?:in relation|relative|compared|with respect) to "
@@ -296,6 +298,7 @@ _CLOCK_AS_FRAME = re.compile(r"\b(?:imagine|imagining|picture|picturing|think of
                              r"imaginary) clock\b|\bclock[- ](?:system|method|positions?|directions?|terms|hours?)\b|\b(?:12|twelve)(?: o'clock)? (?:is |being |as |at )?(?:straight |dead |"
                              r"directly |right )?(?:ahead|in front)\b|\bo'?clock\b")
 _WHAT_TIME = re.compile(r"\bwhat time\b")
+_SIDE_OF_ME = re.compile(r"\b(?:which|what) side of (?:me|my body|myself)\b")
 _CUE_RE = tuple((kind, conf, name, re.compile(p)) for kind, conf, name, p in _CUES)
 
 _WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"
@@ -337,6 +340,8 @@ def cue_kind(text: str) -> Optional[KindGuess]:
         if pattern.search(text):
             if name == "text" and _CLOCK_AS_FRAME.search(text) and not pattern.search(_WHAT_TIME.sub("", text)):
                 continue  # "if I imagine a clock with 12 straight ahead, what time does the cup sit at": a clock hour
+            if name == "closer" and _SIDE_OF_ME.search(text):
+                continue  # "what side of my body is the cup closest to": a side of me
             return KindGuess(kind, conf, f"rule:{name}")
     if _COUNT_CHANGE_RE.search(text):
         return KindGuess("quantity_change", 0.9, "rule:count_change")

@@ -247,7 +247,9 @@ def places_in(toks: list[str], vocab: Vocabulary) -> list[str]:
 
 # which way along my sequence of rooms a question looks, once it names one room
 _SEQ_BEFORE = re.compile(r"\b(?:before(?:hand)?|previous(?:ly)?|prior|preceding|preceded|earlier than|ahead of|"
-                         r"(?:come|came|coming) (?:in )?from|(?:had|have) (?:just )?(?:left|come out of|been in))\b")
+                         r"(?:come|came|coming) (?:in )?from|(?:had|have) (?:just )?(?:left|come out of|been in)|"
+                         r"(?:enter\w*|reach\w*|come|came|got|get|walk\w*|go|went) (?:in ?to )?(?:it|that|this|there) "
+                         r"from)\b")
 _SEQ_AFTER = re.compile(r"\b(?:after(?:wards?)?|next(?! to\b)|then|following|followed|subsequently|onwards?|"
                         r"(?:went|go|moved|move|carried|carry) on to|headed|head to|"
                         r"(?:lead|leads|led|took|take|takes) (?:me|us) (?:in)?to)\b")
