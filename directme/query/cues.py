@@ -36,11 +36,38 @@ def normalise_question(text: str) -> str:
     t = re.sub(r"\b(i|you|we|they)'d (like|love|prefer|rather|be|say|guess|think|imagine|expect|want|need|appreciate|"
                r"have to)\b", r"\1 would \2", t)
     t = re.sub(r"\b(i|you|we|they)'d\b", r"\1 had", t)
+    t = _as_me(t)
     t = re.sub(r"\b(?:just )?(?:prior|previous) to\b", "before", t)
     t = re.sub(r"^picture (me|myself|yourself|us)\b", r"imagine \1", t)  # "picture me turned towards the sofa"
     t = re.sub(r",? or (?:is it |"
                r"was it )?(?:the )?other way (?:a)?round\b", "", t)  # "is A closer than B, or the other way round"
     return t
+
+
+# the wearer named in the third person ("relative to the camera wearer", "where did the user go"): me
+_WEARER = r"(?:the |this )?(?:camera[ -]?wearer|wearer|camera[ -]?(?:user|person|holder|operator)|cameraman|user|" \
+          r"person (?:wearing|holding|carrying) the camera)"
+_WEARER_SUBS = (
+    (re.compile(r"\b" + _WEARER + r"'s\b|\bthe camera's (?=(?:point of view|perspective|viewpoint|view|position|"
+                r"location|heading|orientation|left|right|front|back)\b)"), "my "),
+    (re.compile(r"\b(to|from|of|than|with|behind|for|by|near|around|toward|towards|beside|about|at) " + _WEARER + r"\b"),
+     r"\1 me"),
+    (re.compile(r"\b" + _WEARER + r"\b(?= (?:is|was|were|am|are|has|had|have|did|does|do|go|goes|went|walk\w*|mov\w*|"
+                r"enter\w*|leav\w*|left|come|came|head\w*|turn\w*|stand\w*|stood|fac\w*|look\w*|in|at|currently|now|"
+                r"first|last|just|then|can|could|would|will|should|need|needs)\b)"), "i"),
+    (re.compile(r"\b" + _WEARER + r"\b"), "me"),
+    (re.compile(r"\b(can|could|would|will|should|did|does|do|was|were|has|have|had|may|might|must) me\b"), r"\1 i"),
+    (re.compile(r"\bi is\b"), "i am"), (re.compile(r"\bis i\b"), "am i"), (re.compile(r"\bi has\b"), "i have"),
+    (re.compile(r"\bhas i\b"), "have i"), (re.compile(r"\bdoes i\b"), "do i"), (re.compile(r"\bi does\b"), "i do"),
+)
+
+
+def _as_me(t: str) -> str:
+    if not re.search(r"wearer|user|camera|cameraman", t):
+        return t
+    for pattern, sub in _WEARER_SUBS:
+        t = pattern.sub(sub, t)
+    return " ".join(t.split())
 
 
 _REL = (r"(?:to the (?:left|right)(?: hand side| side)? of|on the (?:left|right)(?: hand side| side)? of|(?:left|right) of|"
@@ -52,18 +79,25 @@ _NOT_SELF = r"(?! (?:on|onto|to|into|in to|over|through|along|off|out of|away fr
 # "describe where the cup is", "explain which way the door is": a place asked for, not a description
 _NOT_WHERE = (r"(?! (?:to me |for me )?(?:where|which (?:way|side|direction)|in which direction|how far))"
               r"(?![^?.;]*\b(?:(?:from|relative to|in relation to|with respect to|compared to) (?:me|my|where i)\b|"
-              r"o'?clock\b|clock (?:hours?|positions?|directions?)\b))")
+              r"o'?clock\b|clock (?:hours?|positions?|directions?|face|terms)\b))"
+              # "describe the position of the cup", "describe the cup's position": where it is
+              r"(?![^?.;]*\b(?:(?:position|location|direction|whereabouts|bearing) of (?:the|my|a|an)|"
+              r"'s (?:position|location|direction|whereabouts|bearing))\b)")
 # "where should I be looking if I want to see the cup", "where do I turn to find the cup": a direction to an object
 _LOOK_FOR = (r"(?:be )?(?:look|looking|turn|turning|face|facing)(?: (?:to|in order to) (?:see|find|spot|face|look at)| for|"
              r" if (?:i|we) (?:want|wanted|need|needed) to (?:see|find|spot|face|look at|get to))? (?:the|my|a|an|that|this)\b")
 # "where did the cup end up relative to me": a direction from the wearer, not a room
 _NOT_FROM_ME = r"(?![^?]*\b(?:(?:relative|compared|in relation|with respect) to|from) (?:me|you|us|my|where i)\b)"
+# "how do I get to the cup from here": the way to an object, not how to do something
+_GET_TO = r"(?:get|walk|go|head|make my way|find my way) (?:over |back |across )?to (?:the|my|that|this)\b"
 # "how would I need to turn to face the cup": which way to turn is asked, not how to do something
-_NOT_TURNING = r"(?![^?]*\bturn(?:ed|ing|s)? (?:(?:my (?:head|body)|myself|(?:a)?round) )?(?:to(?:wards?)? |left\b|right\b))"
+_NOT_TURNING = r"(?![^?]*\bturn(?:ed|ing|s)? (?:(?:my (?:head|body)|myself|(?:a)?round) )?(?:to(?:wards?)? |left\b|right\b))" \
+    r"(?! (?:(?:i|we|you) )?" + _GET_TO + r")"
 # "my current position", "where I am standing": the wearer's own place as a frame of reference
 _MY_SPOT = (r"my (?:current |present |own |exact )?(?:position|location|spot|place|standpoint|vantage point|heading|"
             r"orientation|line of sight|field of view|body)|the (?:way|direction) i am (?:facing|looking|pointing|headed)|"
-            r"where i am (?:facing|looking|pointing)|"
+            r"where i am (?:facing|looking|pointing)|the (?:centre|center|middle) of my (?:view|field of view|vision|"
+            r"gaze)|"
             r"where i (?:am|stand|am standing|am now|currently am|am right now|happen to be)")
 _STATE = (r"(?:open|opened|closed|shut|lit|unlit|clean|cleaned|dirty|messy|tidy|empty|full|filled|locked|unlocked|"
           r"broken|damaged|wet|dry|running|working|plugged in|unplugged|charging|occupied|vacant|made|folded|"
@@ -80,7 +114,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     ("open", 0.9, "text", r"\b(?:written|writing|inscribed|printed|says|reads|spelled|spelt|logo|caption|headline|"
                           r"subtitle)\b|\bwhat (?:does|do|did) (?:it|the [\w']+(?: [\w']+){0,2}|this|that|they|he|she) (?:say|read|show|"
                           r"display|mean|indicate)\b|\bwhat (?:time(?! (?:on|of|in terms of) (?:a|the) clock\b)|day|date|year|temperature|language)\b|"
-                          r"\bnames? of\b|\bwhat (?:is|are) (?:the |its |his |her |their )?names?\b|\bcalled\b|^who\b|"
+                          r"\bnames? of\b(?! (?:the |that |this )?(?:room|place)s?\b)|\bwhat (?:is|are) (?:the |its |his |her |their )?names?\b|\bcalled\b|^who\b|"
                           r"\bwho (?:is|are|was|were|did|does)\b|\bwhose\b|\bletters?\b|\bnumbering\b"),
     ("open", 0.9, "state", r"^(?:is|are|was|were|has|have)\b(?! there\b)(?!.*\b(?:reach|closer|nearer|farther|further)\b).*\b"
                            + _STATE + r"\b"),
@@ -107,7 +141,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
     ("open", 0.9, "free_space", r"\bis there (?:enough |any |some |more |still )?(?:free |empty |open )?(?:room|space)\b|"
                                 r"\benough (?:room|space)\b|\b(?:free|empty|available) (?:space|spot)\b|"
                                 r"\b(?:enough|free|some|any|more|no|much|little|the|there|of) (?:room|space) (?:for|"
-                                r"to (?:hang|put|sit|store|keep|place|work|fit|stand|move|add|walk|lie|park))\b|^(?:can|could|would|will) (?:i|we|you|one|a person|someone|"
+                                r"to (?:hang|put|sit|store|keep|place|work|fit|stand|move|add|walk|lie|park))\b|"
+                                r"^(?![^?]*\b(?:direction|position|bearing)\b)(?:can|could|would|will) (?:i|we|you|one|a person|someone|"
                                 r"somebody|it) (?:put|fit|keep|store|place|hang|stand|sit|lie|park|add|cook|watch|"
                                 r"make|charge|eat|sleep|wash|work(?! out)|play|read|use|plug|hide)\b"),
     ("open", 0.9, "event", r"\b(?:tell me|let me know|notify me|alert me|remind me) (?:when|as soon as|once)\b|"
@@ -228,7 +263,8 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"(?: hand)?(?: side)? or (?:on |to )?(?:the |my )?(?:left|right)\b|"
                                          r"\b(?:which|what) direction\b|\bwhich way\b|\b(?:do|would|will|should|must) (?:i|we) (?:need to |have to )?turn (?:left|right|"
                                          r"(?:a)?round)\b|"
-                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) back (?:is )?(?:to|towards?) "
+                                         r"\b(?:to|on|at) (?:my|your) (?:left|right|back|rear|side)\b|\b(?:my|your) (?:left|right) shoulder\b|\bwhich shoulder\b|\b(?:which|what) side of (?:me|my body|myself)\b|"
+                                         r"\b(?:number|numeral|hour|digit)s? (?:on|of) (?:the|a|my|an imaginary) clock\b|\b(?:my|your) back (?:is )?(?:to|towards?) "
                                          r"(?:the|my|a|an|that|this)\b|\b(?:in|within|out of) (?:my|your) (?:line of sight|"
                                          r"field of view)\b|\bwhere am i (?:in relation|relative|compared|with respect) to "
                                          r"(?:the|a|an|my|this|that)\b|"
@@ -253,9 +289,16 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                    r"have) to find|i can not find|i lost|point me (?:to|towards)|show me where|"
                                    r"where (?:can|could|would|might|do|should) (?:i|we) (?:find|locate|spot|look for|see|"
                                    r"get to)|where did (?:i|we) (?:leave|left|put|place|drop|dropped|keep|kept|store|"
-                                   r"stored|hide|hid|last see|see|set|lose|lost|misplace\w*)|where (?:should|do|would|must|can|could) (?:i|we) "
+                                   r"stored|hide|hid|last see|see|set|lose|lost|misplace\w*)|"
+                                   r"\bhow (?:do|can|could|would|should) (?:i|we) " + _GET_TO + r"|where (?:should|do|would|must|can|could) (?:i|we) "
                                    + _LOOK_FOR + r")"),
 )
+# a clock as the frame of an answer, not an object to read: "imagine a clock", "clock face", "12 straight ahead"
+_CLOCK_AS_FRAME = re.compile(r"\b(?:imagine|imagining|picture|picturing|think of|thinking of|using|use) (?:a|the|an "
+                             r"imaginary) clock\b|\bclock[- ](?:system|method|positions?|directions?|terms|hours?)\b|\b(?:12|twelve)(?: o'clock)? (?:is |being |as |at )?(?:straight |dead |"
+                             r"directly |right )?(?:ahead|in front)\b|\bo'?clock\b")
+_WHAT_TIME = re.compile(r"\bwhat time\b")
+_SIDE_OF_ME = re.compile(r"\b(?:which|what) side of (?:me|my body|myself)\b")
 _CUE_RE = tuple((kind, conf, name, re.compile(p)) for kind, conf, name, p in _CUES)
 
 _WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"
@@ -295,6 +338,10 @@ def cue_kind(text: str) -> Optional[KindGuess]:
     """The kind an exact cue rule gives ``text`` (normalised with :func:`normalise_question`), or None."""
     for kind, conf, name, pattern in _CUE_RE:
         if pattern.search(text):
+            if name == "text" and _CLOCK_AS_FRAME.search(text) and not pattern.search(_WHAT_TIME.sub("", text)):
+                continue  # "if I imagine a clock with 12 straight ahead, what time does the cup sit at": a clock hour
+            if name == "closer" and _SIDE_OF_ME.search(text):
+                continue  # "what side of my body is the cup closest to": a side of me
             return KindGuess(kind, conf, f"rule:{name}")
     if _COUNT_CHANGE_RE.search(text):
         return KindGuess("quantity_change", 0.9, "rule:count_change")

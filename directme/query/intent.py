@@ -18,9 +18,10 @@ from ..types import Flag
 from . import phrases as ph
 from .classify import KindGuess, classifier_for, cue_kind, normalise_question, relation_cue
 from .embed import CachedEmbedder
+from .optionkinds import _from_options, _option_kinds, kind_with_options  # noqa: F401 (_from_options, _option_kinds re-exported)
 from .parsed import (KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES, Intent, Primitive,  # noqa: F401 (re-exported)
                      Target, Viewpoint)
-from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in  # HERE, TimeKind, TimeRef: also imported from here
+from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in, present_time, route_time  # HERE, TimeKind, TimeRef: also imported from here
 from .vocab import COLOURS, Vocabulary, canonical, normalise, words
 
 _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|has|have|am|should)\b")
@@ -37,6 +38,8 @@ _NP_STOP = {"on", "in", "at", "to", "of", "or", "and", "now", "right", "relative
             "lying", "sitting", "standing", "hanging", "being", "be", "far", "close", "away", "more", "less",
             "fewer", "added", "removed", "remain", "remaining", "over", "across", "toward", "towards", "straight"}
 _CLOCK_WORDS = {"direction", "face", "position", "hour", "wise", "time"}
+_CLOCK_FRAME_NOUNS = _CLOCK_WORDS | {"system", "method", "dial", "terms", "notation", "hours", "positions", "directions",
+                                     "numbers", "number", "reading", "style"}
 _QUANTIFIERS = ("pieces of", "piece of", "pairs of", "pair of", "set of", "sets of", "kind of", "kinds of",
                 "type of", "types of", "bunch of")
 
@@ -118,43 +121,6 @@ def _ref_last(text: str, targets: list[Target]) -> list[Target]:
     return [t for t in targets if t is not ref] + [ref]
 
 
-def _from_options(options: Sequence[str]) -> Primitive:
-    """Primitive implied by the option texts alone (numbers -> count, directions -> ego)."""
-    opts = [o.lower() for o in options if o.strip()]
-    if not opts:
-        return Primitive.UNKNOWN
-    if all(re.fullmatch(r"\s*\d+\s*", o) for o in opts):
-        return Primitive.COUNT
-    if all(re.search(r"o'clock|\b(left|right|front|behind|ahead|back)\b", o) for o in opts):
-        return Primitive.EGO_DIRECTION
-    if all(re.search(r"->|→|\bthen\b", o) for o in opts):
-        return Primitive.MY_TRAJECTORY
-    return Primitive.UNKNOWN
-
-
-_NUMBER_OPTION = re.compile(r"\s*(?:\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten)\s*\.?\s*")
-_UNSURE_MEANING = 0.3  # the kind classifier's probability from which options that fit the kind make it answerable
-_MEANING_AND_OPTIONS = 0.55  # the confidence then (just above MIN_PARSE_CONFIDENCE)
-
-
-def _option_kinds(options: Sequence[str], vocab: Vocabulary) -> frozenset[str]:
-    """The question kinds every option fits: numbers (count), directions or clock hours (where an object is
-    for me or for an imagined viewpoint), routes, rooms ("The kitchen." / "In the office.")."""
-    opts = [o.lower() for o in options if o.strip()]
-    if not opts:
-        return frozenset()
-    if all(_NUMBER_OPTION.fullmatch(o) for o in opts):
-        return frozenset(("count", "quantity_change"))
-    if _from_options(opts) == Primitive.EGO_DIRECTION:
-        return frozenset(("ego_direction", "relative_position"))
-    if _from_options(opts) == Primitive.MY_TRAJECTORY:
-        return frozenset(("my_trajectory",))
-    rooms = [[t for t in words(o) if t not in ("the", "in", "a", "an", "my")] for o in opts]
-    if all(toks and (vocab.place_at(toks, 0) or ("", 0))[1] == len(toks) for toks in rooms):
-        return frozenset(("my_trajectory", "object_trajectory", "place"))
-    return frozenset()
-
-
 _NEEDS_TARGET = (Primitive.EGO_DIRECTION, Primitive.REACHABILITY, Primitive.OBJECT_TRAJECTORY,  # no_target without one
                  Primitive.OBJECT_LOCATION, Primitive.DISTANCE_COMPARE, Primitive.RELATIVE_POSITION, Primitive.DISTANCE,
                  Primitive.COUNT, Primitive.COUNT_CHANGE, Primitive.FACING)
@@ -183,6 +149,8 @@ _CAME_FROM_RE = re.compile(r"\b(?:come|came) (?:out of|from)\b|\bhad (?:just )?(
 _QUANTITY_NOUNS = {"piece", "pieces", "pair", "pairs", "set", "sets", "bunch", "slice", "slices", "bit", "bits",
                    "lot", "lots", "couple", "group", "groups", "stack", "stacks", "pile", "piles", "kind", "kinds",
                    "type", "types", "sort", "sorts", "number", "amount"}
+_OBJECT_KINDS = ("ego_direction", "reachability", "count", "quantity_change", "object_trajectory")
+_ROUTE_NOUNS = {"route", "path", "way", "walk", "trajectory", "steps", "movements", "tracks", "journey", "order"}
 _ANAPHORA = {"it", "them", "they", "one", "that", "this", "those", "these"}
 _KIND_PRIMITIVE = {
     "ego_direction": Primitive.EGO_DIRECTION, "distance": Primitive.DISTANCE,
@@ -245,6 +213,8 @@ def _analyse(text: str, vocab: Vocabulary, view: Optional[ph.Viewpoint]) -> _Phr
             continue  # "which room", "what colour", "what kind of": the question's frame, not an object
         if p.start >= 2 and toks[p.start - 1] == "of" and toks[p.start - 2] in ("kind", "type", "sort", "kinds", "types"):
             continue  # "what type of room"
+        if p.words[0] == "clock" and len(p.words) > 1 and all(w in _CLOCK_FRAME_NOUNS for w in p.words[1:]):
+            continue  # "using the clock system": the frame of the answer
         if all(w.isdigit() for w in p.words):
             continue  # "treating straight ahead as 12": a number, no object
         if len(p.words) == 1 and p.words[0].endswith("ing") and (p.start == 0 or ph.is_punct(toks[p.start - 1])) and \
@@ -409,14 +379,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     view = ph.viewpoint(text, frozenset(vocab.places), lambda toks: _protected(toks, vocab))
     ps = _analyse(main if main.strip() else text, vocab, view)
     guess = _guess_kind(text, ps, embedder, use_model, vocab)
-    kind, confidence, how = guess.kind, guess.confidence, guess.how
-    if kind == "open" and confidence < MIN_PARSE_CONFIDENCE and options:
-        implied = _from_options(options)
-        if implied != Primitive.UNKNOWN:  # the options say what is asked; weak evidence: an MLLM decides
-            kind, confidence, how = KIND_OF_PRIMITIVE[implied], 0.45, "options"
-    elif how == "embedding" and _UNSURE_MEANING <= confidence < MIN_PARSE_CONFIDENCE and \
-            kind in _option_kinds(options, vocab):  # two weak cues that agree: the meaning and what the options are
-        confidence, how = _MEANING_AND_OPTIONS, "embedding+options"
+    kind, confidence, how = kind_with_options(guess, options, vocab)
     primitive = _KIND_PRIMITIVE[kind]
     if how == "none":
         primitive = Primitive.UNKNOWN
@@ -443,6 +406,10 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                                   asked=[p for p in ps.asked if p not in frame]), vocab)
         else:
             asked = _core(ps, vocab)
+            if kind in _OBJECT_KINDS and asked and all(_is_place(p, vocab) for p in asked):
+                # "I just came from the hallway; where is the stove": the room opens the question, the object is asked
+                asked = _core(replace(ps, keep=[p for p in ps.keep if not _is_place(p, vocab)],
+                                      asked=[p for p in ps.asked if not _is_place(p, vocab)]), vocab)
     if kind == "place" and not asked and ps.references and not ps.reference_is_place:
         asked = ps.references[:1]  # "which room is the plant in" parsed "in" as a relation
         references = []
@@ -453,6 +420,10 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     if kind == "my_trajectory" and any(_handled(p, toks) for p in asked):
         # "which room did I end up leaving the cup in": the route of an object I handled, not mine
         kind, primitive = "object_trajectory", Primitive.OBJECT_TRAJECTORY
+    if kind in ("ego_direction", "reachability", "object_trajectory") and asked:
+        tail = ph.last_clause(toks, [p for p in ps.keep if not _is_place(p, vocab)])
+        if tail and asked[0] not in tail:  # "I put my bag down; where is the cup now?": the asking sentence's object
+            asked = [p for p in asked if p in tail] or tail[:1]
     if not asked and kind != "relative_position":
         asked = _resolve_anaphora(text, ps, vocab)
     targets = [_to_target(p, vocab, toks) for p in asked]
@@ -463,6 +434,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         facing = _to_target(view.facing, vocab, ph.tokens(view.facing.text)) if view.facing else None
         viewpoint = Viewpoint(view.text, at, facing)
     places = places_in(ph.tokens(main), vocab)
+    if kind == "ego_direction":
+        time_ref = present_time(text, time_ref, re.split(r"[.;!?](?=[^.;!?]*\w)", text)[-1])
     if time_ref.kind == TimeKind.EVENT and not time_ref.subject and targets:
         time_ref = replace(time_ref, subject=targets[0].key)  # "before I picked it up"
     if time_ref.kind == TimeKind.START and targets and (kind in ("object_trajectory", "place") or re.search(
@@ -471,6 +444,14 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         time_ref = TimeRef(TimeKind.EVENT, "before", "pick", targets[0].key, "first", 0.0, time_ref.text)
     if not targets and time_ref.event in ("pick", "put") and time_ref.subject:
         targets = [Target(time_ref.subject, time_ref.subject)]  # "Before I moved the cup, where was it?"
+    if all(vocab.place_at(words(t.key), 0) or t.key in _ROUTE_NOUNS or not vocab.lookup(words(t.key), 0)
+           for t in targets) and (
+            kind == "my_trajectory" or (kind == "place" and not re.search(
+            r"\b(?:am|are) (?:i|we)\b|\bnow\b|\bcurrently\b", text))):
+        routed = route_time(text, time_ref, vocab)  # "I ended up in the bathroom. Which room was I in before that?"
+        if routed != time_ref and kind == "place":
+            targets = []  # "bedroom, then where?": my route, not where the bedroom is
+        time_ref = routed
     # --- the primitive within the kind
     if kind == "relative_position":
         if viewpoint is not None and (viewpoint.at or viewpoint.facing):
@@ -485,6 +466,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         elif len(targets) >= 2:
             ref_targets, targets = targets[-1:], targets[:-1]
             primitive = Primitive.RELATIVE_POSITION
+        elif len(targets) == 1 and not relation:  # "which quadrant around me is the bed in", "the whiteboard?"
+            kind, primitive = "ego_direction", Primitive.EGO_DIRECTION  # relative to nothing named: to me
     if kind == "place" and not targets:
         primitive = Primitive.CURRENT_PLACE
         if time_ref.kind != TimeKind.NOW:  # "3 minutes ago I was somewhere; which room was it?"

@@ -92,7 +92,11 @@ VERBS = frozenset((
     "occupied", "occupy", "spent", "spend", "spending", "visiting", "returned", "return", "returning",
     "describe", "describing", "explain", "having", "laid", "treating", "treat", "counting", "taking",
     # wanting and needing, given ("if I wanted to look at", "given the way I'm facing"), where a thing falls
-    "wanted", "wanting", "needed", "needing", "given", "fall", "falls", "fell", "falling"))
+    "wanted", "wanting", "needed", "needing", "given", "fall", "falls", "fell", "falling",
+    # turning up somewhere ("when I showed up in the kitchen")
+    "showed", "showing",
+    # lining up with a direction ("which number on the clock lines up with the cup")
+    "lines", "aligns", "align", "matches", "corresponds", "correspond"))
 # Predicate adjectives of states ("is the door closed?") and time words end a noun phrase too.
 STATES = frozenset(("open", "closed", "clean", "dirty", "empty", "full", "messy", "tidy", "wet", "dry", "ajar",
                     "on", "off", "running", "working", "occupied", "vacant", "lit", "unlit"))
@@ -106,9 +110,14 @@ GENERIC_HEADS = frozenset(("object", "objects", "thing", "things", "item", "item
                            "something", "anything", "furniture", "appliance", "appliances", "following", "followings",
                            # body parts: "without moving my feet", "get my hand on"
                            "feet", "foot", "hand", "hands", "arm", "arms", "leg", "legs", "finger", "fingers", "eye", "body",
-                           "eyes",
+                           "eyes", "shoulder", "shoulders",
                            # a measure of walking: "without taking any steps"
                            "step", "steps", "pace", "paces"))
+# Words that never make an object phrase alone: polite formulas ("any idea which way", "if it's not too much
+# trouble") and the wearer's own frame of reference ("from my perspective", "compared with my current heading").
+NOT_OBJECT_WORDS = frozenset(("idea", "ideas", "clue", "notion", "trouble", "bother", "chance", "favour", "favor",
+                              "perspective", "viewpoint", "standpoint", "vantage", "point", "view", "heading",
+                              "orientation", "current", "eyes", "eyeline", "line", "sight", "name", "names", "question", "questions", "query"))
 # Nouns that name a part of space, not an object: "the left of", "the top of", "the center of".
 REGION_NOUNS = frozenset(("left", "right", "front", "back", "side", "top", "bottom", "middle", "center", "centre",
                           "edge", "end", "rear", "hand", "part", "direction", "way", "position", "location",
@@ -158,8 +167,8 @@ class Phrase:
 
     @property
     def generic(self) -> bool:
-        """"object", "the thing", "items": a phrase that names no kind of object."""
-        return len(self.words) == 1 and self.words[0] in GENERIC_HEADS
+        """"object", "the thing", "items", "any idea", "my perspective": a phrase that names no kind of object."""
+        return (len(self.words) == 1 and self.words[0] in GENERIC_HEADS) or all(w in NOT_OBJECT_WORDS for w in self.words)
 
 
 @dataclass(frozen=True)
@@ -265,8 +274,8 @@ def noun_phrases(toks: list[str], places: frozenset[str] = frozenset(),
             end -= len(words) - owner - 1  # "the umbrella's position", "the cup's clock position": the owner
             words = words[:owner + 1]
             words[-1] = words[-1][:-2]
-        clock_frame = words[0] == "clock" and (len(words) > 1 and words[1] in _CLOCK_FRAME or len(words) == 1 and
-                                               end < len(toks) and toks[end] in _CLOCK_FRAME)
+        clock_frame = words[0] == "clock" and owner is None and (  # "the clock's position": the clock, an object
+            len(words) > 1 and words[1] in _CLOCK_FRAME or len(words) == 1 and end < len(toks) and toks[end] in _CLOCK_FRAME)
         if words[-1] not in REGION_NOUNS and not clock_frame:  # "which side", "clock direction" name no object
             out.append(Phrase(start, end, tuple(words)))
         k += 1
@@ -331,3 +340,16 @@ def viewpoint(text: str, places: frozenset[str] = frozenset(),
         return None
     kept = [p.strip() for i, p in enumerate(parts) if not any(p.strip() in q for q in parts[:i])]
     return Viewpoint(text="; ".join(kept), at=at, facing=facing)
+
+
+def last_clause(toks: list[str], phrases: list[Phrase]) -> list[Phrase]:
+    """The phrases of the last sentence or clause (after the last . ; ! ? that does not end the text, or a comma
+    before a wh-word) when an earlier one sets the scene: "I put my bag down a moment ago; where is the cup now?",
+    "with my back to the wall, where is the cup?" ask about the cup."""
+    ends = [i for i, t in enumerate(toks) if t in (".", ";", "!", "?") or
+            (t == "," and toks[i + 1:i + 2] in (["where"], ["which"], ["what"], ["in"], ["on"], ["how"]) and
+             (toks[i + 1] not in ("in", "on") or toks[i + 2:i + 3] in (["which"], ["what"])))]
+    breaks = [i for i in ends if any(not is_punct(t) for t in toks[i + 1:])]
+    if not breaks:
+        return []
+    return [p for p in phrases if p.start > breaks[-1]]

@@ -58,10 +58,14 @@ _EVENT_VERBS = (
               r"(?:walk|step|head|mov|wander|stroll|go|went|com|came|mak|made|run|ran|pop|popp)\w* "
               r"(?:(?:my way|back|over|across|on|off|through|it) )?to(?= (?:the|my) |$)|"
               # a visit as a noun: "before my last visit to the kitchen"
-              r"(?:visit|trip|return|arrival|entry|move) (?:to|into|in|at)"),
+              r"(?:visit|trip|return|arrival|entry|move) (?:to|into|in|at)|"
+              # visiting a room: "before visiting the kitchen", "right after I visited the office"
+              r"visit|visited|visiting|"
+              # turning up: "when I showed up in the kitchen"
+              r"(?:show|turn)(?:s|ed|ing)? up (?:in|at)"),
     ("leave", r"left|leave|leaving|exited|exit|exiting|came out of|come out of|coming out of|walked out of|"
               r"walking out of|went out of|going out of|stepped out of|stepping out of|moved out of|"
-              r"was done in|were done in|was finished in|finished in|(?:done|finished) with|was through with|departed|"
+              r"was done in|were done in|was finished in|finished in|(?:done|finished)(?: up)? (?:with|in)|was through with|departed|"
               r"departing|"
               r"depart|out of|"
               # any way of moving out of a place: "got out of", "headed out of", "wandered away from"
@@ -87,12 +91,15 @@ _PRECEDED_RE = re.compile(r"\b(?:preceded|came before|comes before|led into|lead
 # "From the kitchen, which room did I go into next?": the room after leaving it
 _FROM_START_RE = re.compile(r"^(?:and |so )?from (?:the |my )(?P<rest>[a-z ]+?),? (?:(?:which|what) (?:room|place)|where) "
                             r"(?:did|had|have) (?:i|we)\b")
-_ON_WAY_RE = re.compile(r"\b(?:to get|to go|on (?:my|the) way) (?:into|in to|to) (?:the |my )?(?P<rest>.+)$")
+_ON_WAY_RE = re.compile(r"\b(?:(?:to (?:get|go|walk|step|head|move|come|wander|pass|cross)|on (?:my|the) way) "
+                        r"(?:into|in to|to|through to)|to (?:reach|enter|arrive (?:at|in))|"
+                        r"(?:when|as) (?:i )?set (?:off|out) (?:for|to|towards?)) (?:the |my )?(?P<rest>.+)$")
 # "I left the kitchen at some point; which room came right after it?": the event in an earlier clause
 _CLAUSE_EVENT_RE = re.compile(r"\bi (?:had )?(?P<verb>left|exited|entered|walked into|went into|came into|came out of|"
                               r"walked out of|stepped into|stepped out of)\s+(?:the |my )?(?P<rest>[^;,.?!]+)[;,.?!]"
                               r".*\b(?P<rel>after|before) (?:it|that|this|there)\b")
 _FROM_PLACE_RE = re.compile(r"\b(?:go|went|head|headed|move|moved|walk|walked|continue|continued|proceed|proceeded|"
+                            r"pass|passed|step|stepped|cross|crossed|"
                             r"wander|wandered|carry on|carried on)"
                             r"(?: (?:on|next|then|off|onwards?|straight|directly|to|into|on to|afterwards))* from "
                             r"(?:the |my )(?P<rest>.+)$")  # next room
@@ -113,7 +120,7 @@ _UNIT = r"(hours?|hrs?|minutes?|mins?|seconds?|secs?)"
 _AGO_RE = re.compile(r"\b((?:" + _NUM + r"\s+" + _UNIT + r"(?:\s*,?\s*(?:and\s+)?)?)+)\s*(?:ago|back|earlier|"
                      r"before now|before (?:this|the present)(?: moment| point)?|previously|prior|in the past|"
                      r"before(?=\s*[?.!,;]|\s*$))\b")
-_BACK_RE = re.compile(r"\b(?:back|(?:in|during|over|for|within) the (?:last|past))\s+"
+_BACK_RE = re.compile(r"\b(?:back|rewind(?:ing)?(?: by)?|(?:in|during|over|for|within) the (?:last|past))\s+"
                       r"(?:about |around |roughly |some )?((?:" + _NUM + r"\s+" + _UNIT +
                       r"(?:\s*,?\s*(?:and\s+)?)?)+)")  # "if you think back 2 minutes"
 _PAIR_RE = re.compile(_NUM + r"\s+" + _UNIT)
@@ -143,7 +150,7 @@ def parse_time(text: str, vocab: Vocabulary) -> tuple[TimeRef, str]:
     if m:
         kind = next(name for name, pat in _EVENT_VERBS if re.fullmatch(pat, m.group("verb")))
         if kind == "enter" and m.group("rel") in ("after", "once") and \
-                re.fullmatch(r"(?:was|were|being|been) in|(?:visit|trip) (?:to|in|at)", m.group("verb")):
+                re.fullmatch(r"(?:was|were|being|been) in|(?:visit|trip) (?:to|in|at)|visit|visited|visiting", m.group("verb")):
             kind = "leave"  # "after I was in the kitchen", "after my visit to the kitchen": after its end
         rest = m.group("rest")
         clause, main = text[m.start():], text[:m.start()]
@@ -236,3 +243,59 @@ def places_in(toks: list[str], vocab: Vocabulary) -> list[str]:
         if hit and not (vocab.lookup(toks, i) and vocab.lookup(toks, i)[1] > hit[1]):
             out.append(hit[0])
     return out
+
+
+# which way along my sequence of rooms a question looks, once it names one room
+_SEQ_BEFORE = re.compile(r"\b(?:before(?:hand)?|previous(?:ly)?|prior|preceding|preceded|earlier than|ahead of|"
+                         r"(?:come|came|coming) (?:in )?from|(?:had|have) (?:just )?(?:left|come out of|been in)|"
+                         r"(?:enter\w*|reach\w*|come|came|got|get|walk\w*|go|went) (?:in ?to )?(?:it|that|this|there) "
+                         r"from)\b")
+_SEQ_AFTER = re.compile(r"\b(?:after(?:wards?)?|next(?! to\b)|then|following|followed|subsequently|onwards?|"
+                        r"(?:went|go|moved|move|carried|carry) on to|headed|head to|"
+                        r"(?:lead|leads|led|took|take|takes) (?:me|us) (?:in)?to)\b")
+
+
+def sequence_time(text: str, vocab: Vocabulary) -> Optional[TimeRef]:
+    """The time of a question on my route that names one room and looks one way from it, in words no time
+    clause covers: "I ended up in the bathroom at some point. Which room was I in just before that?", "I was in
+    the office and then I left. Where did I go?", "bedroom then where?", "the room before the kitchen, tracing my
+    path back": before its last entry, or after its last exit. None when it names no room, several, or both ways."""
+    places = list(dict.fromkeys(places_in(words(text), vocab)))
+    if len(places) != 1:
+        return None
+    before, after = _SEQ_BEFORE.search(text), _SEQ_AFTER.search(text)
+    if bool(before) == bool(after):
+        return None
+    m = before or after
+    if before:
+        return TimeRef(TimeKind.EVENT, "before", "enter", places[0], "last", 0.0, m.group(0))
+    return TimeRef(TimeKind.EVENT, "after", "leave", places[0], "last", 0.0, m.group(0))
+
+
+def route_time(text: str, ref: TimeRef, vocab: Vocabulary) -> TimeRef:
+    """A question on my route: ``ref`` (parse_time's) made precise by :func:`sequence_time` where it says
+    nothing ("now"), names no room ("the room before this one", HERE) or only when ("having been in the kitchen,
+    where did I go next": at the entry, but the question looks past the exit)."""
+    if ref.kind == TimeKind.NOW or (ref.kind == TimeKind.EVENT and ref.event in ("enter", "leave") and
+                                    (ref.subject == HERE or ref.relation == "at")):
+        seq = sequence_time(text, vocab)
+        if seq is not None and (ref.kind == TimeKind.NOW or ref.subject in (HERE, seq.subject)):
+            return seq
+    return ref
+
+
+_ASKED_NOW = re.compile(r"\b(?:now|currently|at the moment|at present|at this (?:moment|point|instant))\b")
+_HYPOTHETICAL = re.compile(r"^(?:before|when|once|until|as soon as|after) (?:i|we) (?:\w+ly )?(?:go|walk|move|turn|head|"
+                           r"leave|enter|get|step|come|sit|stand|look|reach|pick|grab|take|start|set off|do)\b")
+
+
+def present_time(text: str, ref: TimeRef, last_clause: str) -> TimeRef:
+    """Where an object is for me is asked now, whatever the scene-setting says: "before I move, which side is
+    the cup on" (an act to come, not a past event), "I put my bag down a moment ago; where is the cup now" (the
+    past belongs to an earlier sentence that the asking one overrides with "now")."""
+    if ref.kind == TimeKind.EVENT and _HYPOTHETICAL.search(ref.text):
+        return TimeRef(TimeKind.NOW)
+    if ref.kind != TimeKind.NOW and last_clause and ref.text and ref.text not in last_clause and \
+            _ASKED_NOW.search(last_clause):
+        return TimeRef(TimeKind.NOW)
+    return ref

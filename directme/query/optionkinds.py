@@ -1,0 +1,80 @@
+"""What a question's options say about its kind: all numbers (a count), all directions or clock hours (where
+an object is for me or for an imagined viewpoint), all routes, all rooms; and how that evidence is weighed
+against the kind the cue rules or the sentence model found (query/intent.py). Options never make a question
+the meaning found open geometric: they raise a weak geometric reading that agrees with them, or move a
+geometric reading they rule out to the likeliest kind they allow."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from .cues import KindGuess
+from .parsed import KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, Primitive
+from .vocab import Vocabulary, words
+
+
+def _from_options(options: Sequence[str]) -> Primitive:
+    """Primitive implied by the option texts alone (numbers -> count, directions -> ego)."""
+    opts = [o.lower() for o in options if o.strip()]
+    if not opts:
+        return Primitive.UNKNOWN
+    if all(re.fullmatch(r"\s*\d+\s*", o) for o in opts):
+        return Primitive.COUNT
+    if all(re.search(r"o'clock|\b(left|right|front|behind|ahead|back)\b", o) for o in opts):
+        return Primitive.EGO_DIRECTION
+    if all(re.search(r"->|→|\bthen\b", o) for o in opts):
+        return Primitive.MY_TRAJECTORY
+    return Primitive.UNKNOWN
+
+
+_NUMBER_OPTION = re.compile(r"\s*(?:\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten)\s*\.?\s*")
+_UNSURE_MEANING = 0.3  # the kind classifier's probability from which options that fit the kind make it answerable
+_MEANING_AND_OPTIONS = 0.55  # the confidence then (just above MIN_PARSE_CONFIDENCE)
+
+
+def _option_kinds(options: Sequence[str], vocab: Vocabulary) -> frozenset[str]:
+    """The question kinds every option fits: numbers (count), directions or clock hours (where an object is
+    for me or for an imagined viewpoint), routes, rooms ("The kitchen." / "In the office.")."""
+    opts = [o.lower() for o in options if o.strip()]
+    if not opts:
+        return frozenset()
+    if all(_NUMBER_OPTION.fullmatch(o) for o in opts):
+        return frozenset(("count", "quantity_change"))
+    if _from_options(opts) == Primitive.EGO_DIRECTION:
+        return frozenset(("ego_direction", "relative_position"))
+    if _from_options(opts) == Primitive.MY_TRAJECTORY:
+        return frozenset(("my_trajectory",))
+    rooms = [[t for t in words(o) if t not in ("the", "in", "a", "an", "my")] for o in opts]
+    if all(toks and (vocab.place_at(toks, 0) or ("", 0))[1] == len(toks) for toks in rooms):
+        return frozenset(("my_trajectory", "object_trajectory", "place"))
+    return frozenset()
+
+
+def _kind_options_allow(guess: KindGuess, fits: frozenset[str], kind: str, confidence: float,
+                        how: str) -> tuple[str, float, str]:
+    """A geometric kind the options rule out (room options for "what came before the kitchen", read as what I
+    saw; clock hours for "the basket?") gives way to the likeliest kind they allow, when that is likelier than
+    an open question. Never makes an open question geometric."""
+    if not fits or kind in fits:
+        return kind, confidence, how
+    p = dict(guess.scores)
+    best = max(fits, key=lambda k: p.get(k, 0.0))
+    if p.get(best, 0.0) > p.get("open", 0.0):
+        return best, _MEANING_AND_OPTIONS, "embedding+options"
+    return kind, confidence, how
+
+
+def kind_with_options(guess: KindGuess, options: Sequence[str], vocab: Vocabulary) -> tuple[str, float, str]:
+    """(kind, confidence, how) of a question whose cue rules or meaning gave ``guess``, once its options are
+    weighed in (no options: ``guess`` unchanged)."""
+    kind, confidence, how = guess.kind, guess.confidence, guess.how
+    if kind == "open" and confidence < MIN_PARSE_CONFIDENCE and options:
+        implied = _from_options(options)
+        if implied != Primitive.UNKNOWN:  # the options say what is asked; weak evidence: an MLLM decides
+            kind, confidence, how = KIND_OF_PRIMITIVE[implied], 0.45, "options"
+    elif how == "embedding" and _UNSURE_MEANING <= confidence < MIN_PARSE_CONFIDENCE and \
+            kind in _option_kinds(options, vocab):  # two weak cues that agree: the meaning and what the options are
+        confidence, how = _MEANING_AND_OPTIONS, "embedding+options"
+    elif how == "embedding" and kind != "open" and options:
+        kind, confidence, how = _kind_options_allow(guess, _option_kinds(options, vocab), kind, confidence, how)
+    return kind, confidence, how
