@@ -186,7 +186,8 @@ class Agent:
         wants_images = q.load_keyframe_images or self.config.answerer.name != "geometric"
         loader = getattr(self.memory, "keyframe_image", None) if wants_images else None
         ctx = build_context(question, opts, snapshot, self._vocab, self._embedder, reach_m=q.reach_m,
-                            max_keyframes=q.max_keyframes, just_now_s=q.just_now_s, image_loader=loader)
+                            max_keyframes=q.max_keyframes, just_now_s=q.just_now_s, image_loader=loader,
+                            parser=q.parser)
         answer = self.answerer.answer(ctx)
         if len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places and Flag.EMPTY_MEMORY not in answer.flags:
             from dataclasses import replace

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Union
 
 from .errors import InvalidInputError
 from .memory.config import MemoryConfig
+from .query.parsed import ParserConfig
 
 
 def _build(cls, section: str, d: Any):
@@ -44,7 +45,8 @@ class PerceptionConfig:
 @dataclass(frozen=True)
 class QueryConfig:
     """Question handling: arm reach for "can I reach", the label-matching embedder
-    (auto | minilm | string | none), keyframes handed to an answerer, "just now" window."""
+    (auto | minilm | string | none), keyframes handed to an answerer, "just now" window, and how far the
+    question parser trusts each kind of evidence (``parser``: ``directme.query.parsed.ParserConfig``)."""
 
     reach_m: float = 1.0
     embedder: str = "auto"
@@ -52,6 +54,7 @@ class QueryConfig:
     max_keyframes: int = 4
     just_now_s: float = 10.0
     load_keyframe_images: bool = False
+    parser: ParserConfig = field(default_factory=ParserConfig)  # the parser's trust in rules, meaning, options
 
     def __post_init__(self) -> None:
         from .query.embed import EMBEDDERS, QUESTION_ENCODERS

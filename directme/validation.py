@@ -122,6 +122,8 @@ def parse_dataclass(cls: type, data: Any, path: str) -> Any:
     values: dict[str, Any] = {}
     for key, value in data.items():
         value = _plain_scalar(value)
+        if dataclasses.is_dataclass(hints[key]) and isinstance(value, Mapping):  # a nested section
+            value = parse_dataclass(hints[key], value, f"{path}.{key}")
         if _is_tuple_hint(hints[key]) and isinstance(value, list):
             value = tuple(_plain_scalar(v) for v in value)
         if _is_mapping_hint(hints[key]) and isinstance(value, Mapping):

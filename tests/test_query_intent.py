@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from directme.query.intent import HERE, parse_question
+from directme.types import Flag
 from directme.query.options import parse_option
 from directme.query.vocab import Vocabulary, canonical, counted, label_keys, normalise
 
@@ -137,3 +138,17 @@ def test_real_benchmark_questions_parse_without_error():
     # openeqa: many are object-state / function questions; they must parse to an intent or degrade cleanly
     assert all(i.primitive in ("unknown",) or i.confidence > 0 for i in intents)
     assert sum(not i.understood for i in intents) < len(intents)
+
+
+def test_parser_settings_decide_what_is_trusted():
+    from directme.config import AgentConfig
+    from directme.query.parsed import ParserConfig
+
+    q = "How many mugs are on the shelf?"
+    plain = parse_question(q, use_model=False)
+    assert plain.answerable() and Flag.NOT_UNDERSTOOD not in plain.flags
+    strict = parse_question(q, use_model=False, settings=ParserConfig(min_confidence=0.99))
+    assert plain.confidence < 0.99 and Flag.NOT_UNDERSTOOD in strict.flags
+    cfg = AgentConfig.from_dict({"query": {"parser": {"min_confidence": 0.99, "classifier_top_k": 5}}})
+    assert cfg.query.parser == ParserConfig(min_confidence=0.99, classifier_top_k=5)
+    assert AgentConfig.from_dict(cfg.to_dict()) == cfg  # saved and loaded with an agent

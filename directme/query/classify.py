@@ -21,6 +21,7 @@ import numpy as np
 
 from .cues import KindGuess, cue_kind, normalise_question, relation_cue  # noqa: F401 (re-exported: the kind API)
 from .embed import CachedEmbedder
+from .parsed import DEFAULT_PARSER, ParserConfig
 from .phrases import FUNCTION_WORDS, tokens
 from .prototypes import KINDS, PROTOTYPES
 from .vocab import Vocabulary, singular
@@ -83,7 +84,9 @@ class KindClassifier:
     knowledge) to geometry (2026-11-26)."""
 
     def __init__(self, embedder: CachedEmbedder, prototypes: Optional[dict[str, Sequence[str]]] = None,
-                 top_k: int = 3, mask: bool = True, sure: float = 0.5, masked_sure: float = 0.8) -> None:
+                 top_k: int = DEFAULT_PARSER.classifier_top_k, mask: bool = True,
+                 sure: float = DEFAULT_PARSER.classifier_sure,
+                 masked_sure: float = DEFAULT_PARSER.classifier_masked_sure) -> None:
         self.embedder = embedder
         self.mask = mask
         self.sure = sure
@@ -181,7 +184,7 @@ def _fit_temperature(scores: np.ndarray, labels: np.ndarray) -> float:
     return best
 
 
-_CLASSIFIERS: "weakref.WeakKeyDictionary[CachedEmbedder, KindClassifier]" = weakref.WeakKeyDictionary()
+_CLASSIFIERS: "weakref.WeakKeyDictionary[CachedEmbedder, dict[tuple, KindClassifier]]" = weakref.WeakKeyDictionary()
 _DEFAULT_EMBEDDER: list[CachedEmbedder] = []
 _CLASSIFIERS_LOCK = threading.Lock()
 
@@ -194,12 +197,16 @@ def default_embedder() -> CachedEmbedder:
         return _DEFAULT_EMBEDDER[0]
 
 
-def classifier_for(embedder: Optional[CachedEmbedder]) -> KindClassifier:
-    """One classifier per embedder object (the prototype vectors are cached process-wide by text);
-    ``None``: the shared ``auto`` embedder (all-MiniLM-L6-v2 when installed)."""
+def classifier_for(embedder: Optional[CachedEmbedder], settings: Optional[ParserConfig] = None) -> KindClassifier:
+    """One classifier per embedder object and classifier settings (the prototype vectors are cached
+    process-wide by text); ``None``: the shared ``auto`` embedder (all-MiniLM-L6-v2 when installed) and
+    the default settings (config ``query.parser``)."""
     embedder = embedder if embedder is not None else default_embedder()
+    settings = settings or DEFAULT_PARSER
+    key = (settings.classifier_top_k, settings.classifier_sure, settings.classifier_masked_sure)
     with _CLASSIFIERS_LOCK:
-        clf = _CLASSIFIERS.get(embedder)
+        per_setting = _CLASSIFIERS.setdefault(embedder, {})
+        clf = per_setting.get(key)
         if clf is None:
-            clf = _CLASSIFIERS[embedder] = KindClassifier(embedder)
+            clf = per_setting[key] = KindClassifier(embedder, top_k=key[0], sure=key[1], masked_sure=key[2])
         return clf

@@ -12,6 +12,7 @@ from .embed import CachedEmbedder
 from .intent import Primitive, parse_question
 from .keyframes import ImageLoader, load_keyframes
 from .options import parse_options
+from .parsed import ParserConfig
 from .path import metric_path
 from .retrieval import retrieve
 from .timeref import resolve_time
@@ -21,10 +22,11 @@ from .vocab import Vocabulary
 
 def build_context(question: str, options: Sequence[str], snapshot: MemorySnapshot, vocab: Vocabulary,
                   embedder: Optional[CachedEmbedder] = None, reach_m: float = 1.0, max_keyframes: int = 4,
-                  just_now_s: float = 10.0, image_loader: Optional[ImageLoader] = None) -> QueryContext:
+                  just_now_s: float = 10.0, image_loader: Optional[ImageLoader] = None,
+                  parser: Optional[ParserConfig] = None) -> QueryContext:
     place_tags = sorted({tag for tag in snapshot.ego.scene_tags if tag} | {p.tag for p in snapshot.places.values()})
     vocab.add_labels(n.label for n in snapshot.objects.values())
-    intent = parse_question(question, options, vocab, embedder)
+    intent = parse_question(question, options, vocab, embedder, settings=parser)
     matches = retrieve(intent, snapshot, embedder)
     nodes = [snapshot.objects[m.node_id] for m in (matches[0] if matches else [])]
     when = resolve_time(intent.time_ref, snapshot, nodes, just_now_s)

@@ -19,8 +19,8 @@ from . import phrases as ph
 from .classify import KindGuess, classifier_for, cue_kind, normalise_question, relation_cue
 from .embed import CachedEmbedder
 from .optionkinds import _from_options, _option_kinds, kind_with_options  # noqa: F401 (_from_options, _option_kinds re-exported)
-from .parsed import (KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES, Intent, Primitive,  # noqa: F401 (re-exported)
-                     Target, Viewpoint)
+from .parsed import (DEFAULT_PARSER, KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES,  # noqa: F401 (re-exported)
+                     Intent, ParserConfig, Primitive, Target, Viewpoint)
 from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in, present_time, route_time  # HERE, TimeKind, TimeRef: also imported from here
 from .vocab import COLOURS, Vocabulary, canonical, normalise, words
 
@@ -349,13 +349,13 @@ def _resolve_anaphora(text: str, ps: _Phrases, vocab: Vocabulary) -> list[ph.Phr
 
 
 def _guess_kind(text: str, ps: _Phrases, embedder: Optional[CachedEmbedder], use_model: bool,
-                vocab: Optional[Vocabulary] = None) -> KindGuess:
+                vocab: Optional[Vocabulary] = None, settings: ParserConfig = DEFAULT_PARSER) -> KindGuess:
     guess = cue_kind(text)
     if guess is not None:
         return guess
     guess = relation_cue(text, bool(ps.references), ps.reference_is_place)
     if guess is not None and not ps.reference_known and use_model:  # "what is in the <unknown word>": meaning decides
-        emb = classifier_for(embedder).classify(text, vocab)
+        emb = classifier_for(embedder, settings).classify(text, vocab)
         if emb.how == "embedding" and emb.kind != guess.kind:
             return emb
     if guess is not None:
@@ -364,22 +364,25 @@ def _guess_kind(text: str, ps: _Phrases, embedder: Optional[CachedEmbedder], use
         return KindGuess("category_recall", 0.85, "rule:exists")
     if not use_model:
         return KindGuess("open", 0.0, "none")
-    return classifier_for(embedder).classify(text, vocab)
+    return classifier_for(embedder, settings).classify(text, vocab)
 
 
 def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[Vocabulary] = None,
-                   embedder: Optional[CachedEmbedder] = None, use_model: bool = True) -> Intent:
+                   embedder: Optional[CachedEmbedder] = None, use_model: bool = True,
+                   settings: Optional[ParserConfig] = None) -> Intent:
     """Parse one question (with its options, if any) into an Intent. Never raises on odd text.
 
     ``embedder``: the sentence model the kind classifier uses when no cue rule decides (None: the
-    shared ``auto`` one; an embedder named ``none``/``string``, or ``use_model=False``: rules only)."""
+    shared ``auto`` one; an embedder named ``none``/``string``, or ``use_model=False``: rules only).
+    ``settings``: how far each kind of evidence is trusted (None: the defaults, config ``query.parser``)."""
+    settings = settings or DEFAULT_PARSER
     vocab = vocab or default_vocabulary()
     text = normalise_question(question)
     time_ref, main = parse_time(text, vocab)
     view = ph.viewpoint(text, frozenset(vocab.places), lambda toks: _protected(toks, vocab))
     ps = _analyse(main if main.strip() else text, vocab, view)
-    guess = _guess_kind(text, ps, embedder, use_model, vocab)
-    kind, confidence, how = kind_with_options(guess, options, vocab)
+    guess = _guess_kind(text, ps, embedder, use_model, vocab, settings)
+    kind, confidence, how = kind_with_options(guess, options, vocab, settings)
     primitive = _KIND_PRIMITIVE[kind]
     if how == "none":
         primitive = Primitive.UNKNOWN
@@ -491,7 +494,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         confidence = min(confidence, 0.3)
     if primitive == Primitive.UNKNOWN:
         confidence = 0.0
-    if primitive == Primitive.UNKNOWN or (confidence < MIN_PARSE_CONFIDENCE and Flag.NO_TARGET not in flags):
+    if primitive == Primitive.UNKNOWN or (confidence < settings.min_confidence and Flag.NO_TARGET not in flags):
         flags.append(Flag.NOT_UNDERSTOOD)
     comparison = ""
     if primitive == Primitive.DISTANCE_COMPARE:

@@ -9,7 +9,7 @@ import re
 from typing import Sequence
 
 from .cues import KindGuess
-from .parsed import KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, Primitive
+from .parsed import DEFAULT_PARSER, KIND_OF_PRIMITIVE, ParserConfig, Primitive
 from .vocab import Vocabulary, words
 
 
@@ -28,8 +28,6 @@ def _from_options(options: Sequence[str]) -> Primitive:
 
 
 _NUMBER_OPTION = re.compile(r"\s*(?:\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten)\s*\.?\s*")
-_UNSURE_MEANING = 0.3  # the kind classifier's probability from which options that fit the kind make it answerable
-_MEANING_AND_OPTIONS = 0.55  # the confidence then (just above MIN_PARSE_CONFIDENCE)
 
 
 def _option_kinds(options: Sequence[str], vocab: Vocabulary) -> frozenset[str]:
@@ -51,7 +49,7 @@ def _option_kinds(options: Sequence[str], vocab: Vocabulary) -> frozenset[str]:
 
 
 def _kind_options_allow(guess: KindGuess, fits: frozenset[str], kind: str, confidence: float,
-                        how: str) -> tuple[str, float, str]:
+                        how: str, settings: ParserConfig) -> tuple[str, float, str]:
     """A geometric kind the options rule out (room options for "what came before the kitchen", read as what I
     saw; clock hours for "the basket?") gives way to the likeliest kind they allow, when that is likelier than
     an open question. Never makes an open question geometric."""
@@ -60,21 +58,23 @@ def _kind_options_allow(guess: KindGuess, fits: frozenset[str], kind: str, confi
     p = dict(guess.scores)
     best = max(fits, key=lambda k: p.get(k, 0.0))
     if p.get(best, 0.0) > p.get("open", 0.0):
-        return best, _MEANING_AND_OPTIONS, "embedding+options"
+        return best, settings.meaning_and_options, "embedding+options"
     return kind, confidence, how
 
 
-def kind_with_options(guess: KindGuess, options: Sequence[str], vocab: Vocabulary) -> tuple[str, float, str]:
+def kind_with_options(guess: KindGuess, options: Sequence[str], vocab: Vocabulary,
+                      settings: ParserConfig = DEFAULT_PARSER) -> tuple[str, float, str]:
     """(kind, confidence, how) of a question whose cue rules or meaning gave ``guess``, once its options are
     weighed in (no options: ``guess`` unchanged)."""
     kind, confidence, how = guess.kind, guess.confidence, guess.how
-    if kind == "open" and confidence < MIN_PARSE_CONFIDENCE and options:
+    if kind == "open" and confidence < settings.min_confidence and options:
         implied = _from_options(options)
         if implied != Primitive.UNKNOWN:  # the options say what is asked; weak evidence: an MLLM decides
-            kind, confidence, how = KIND_OF_PRIMITIVE[implied], 0.45, "options"
-    elif how == "embedding" and _UNSURE_MEANING <= confidence < MIN_PARSE_CONFIDENCE and \
+            kind, confidence, how = KIND_OF_PRIMITIVE[implied], settings.options_only, "options"
+    elif how == "embedding" and settings.unsure_meaning <= confidence < settings.min_confidence and \
             kind in _option_kinds(options, vocab):  # two weak cues that agree: the meaning and what the options are
-        confidence, how = _MEANING_AND_OPTIONS, "embedding+options"
+        confidence, how = settings.meaning_and_options, "embedding+options"
     elif how == "embedding" and kind != "open" and options:
-        kind, confidence, how = _kind_options_allow(guess, _option_kinds(options, vocab), kind, confidence, how)
+        kind, confidence, how = _kind_options_allow(guess, _option_kinds(options, vocab), kind, confidence, how,
+                                                    settings)
     return kind, confidence, how

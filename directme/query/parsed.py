@@ -3,9 +3,11 @@ objects, a reference and relation, an imagined viewpoint and the time reference;
 the parser and everything that answers."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
+from ..errors import InvalidInputError
 from ..types import Flag, TextEnum
 from .timephrase import TimeRef
 
@@ -67,6 +69,33 @@ KIND_OF_PRIMITIVE = {
     Primitive.UNKNOWN: "open",
 }
 MIN_PARSE_CONFIDENCE = 0.5  # below this the geometric answerer abstains (answerer option min_parse_confidence)
+
+
+@dataclass(frozen=True)
+class ParserConfig:
+    """How far the question parser trusts each kind of evidence (config ``query.parser``; query/intent.py,
+    optionkinds.py, classify.py). Calibrated on the project's own prototypes and probe phrasings
+    (docs/agent.md); the cue rules' own confidences stay beside their patterns (query/cues.py)."""
+
+    min_confidence: float = MIN_PARSE_CONFIDENCE  # below it a parse is flagged not_understood
+    options_only: float = 0.45  # the confidence of a kind read from the options alone (below min: an MLLM's)
+    unsure_meaning: float = 0.3  # meaning probability from which options that fit its kind make it answerable
+    meaning_and_options: float = 0.55  # the confidence of that agreeing pair (just above min_confidence)
+    classifier_sure: float = 0.5  # the written question's kind probability that decides without the masked view
+    classifier_masked_sure: float = 0.8  # the masked view's probability needed to decide instead
+    classifier_top_k: int = 3  # prototypes per kind whose mean cosine is the kind's score
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "classifier_top_k":
+                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                    raise InvalidInputError(f"query.parser.{f.name} must be an integer >= 1, got {v!r:.40}")
+            elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 1:
+                raise InvalidInputError(f"query.parser.{f.name} must be a number in [0, 1], got {v!r:.40}")
+
+
+DEFAULT_PARSER = ParserConfig()
 
 
 @dataclass(frozen=True)
