@@ -12,6 +12,12 @@ SIDES = ("It is on your left.", "It is behind you.", "It is in front of you.", "
 CLOCK = ("At 1 o'clock.", "At 3 o'clock.", "At 6 o'clock.", "At 9 o'clock.", "At 11 o'clock.")
 
 
+def _is_ego_direction_of(it, obj):
+    """``it`` asks where ``obj`` is for the wearer, confidently enough for geometry to answer."""
+    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
+    assert [t.key for t in it.asked] == [canonical(obj)]
+
+
 @pytest.mark.parametrize("text, relation, event, room", [
     # a statement names the room, the question only looks one way from it
     ("I ended up in the bathroom at some point. Which room was I in just before that?", "before", "enter", "bathroom"),
@@ -80,8 +86,7 @@ def test_rooms_some_minutes_ago(text, seconds):
 ])
 def test_ego_questions_with_clauses_and_formulas(text, obj):
     it = parse_question(text, SIDES)
-    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
-    assert [t.key for t in it.asked] == [canonical(obj)]
+    _is_ego_direction_of(it, obj)
     assert it.time_ref.kind == TimeKind.NOW
 
 
@@ -130,9 +135,7 @@ def test_more_ways_of_arriving_and_leaving(text, relation, event, room):
     ("Over which shoulder is the couch?", "couch"),
 ])
 def test_the_way_to_an_object_and_shoulders(text, obj):
-    it = parse_question(text)
-    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
-    assert [t.key for t in it.asked] == [canonical(obj)]
+    _is_ego_direction_of(parse_question(text), obj)
 
 
 def test_how_to_stays_open():
@@ -146,9 +149,7 @@ def test_how_to_stays_open():
     ("Which number on the clock lines up with the umbrella?", "umbrella"),
 ])
 def test_a_clock_as_the_frame_of_the_answer(text, obj):
-    it = parse_question(text, CLOCK)
-    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
-    assert [t.key for t in it.asked] == [canonical(obj)]
+    _is_ego_direction_of(parse_question(text, CLOCK), obj)
 
 
 @pytest.mark.parametrize("text", ["What time is shown on the clock face?", "What time is it on the wall clock?",
@@ -163,9 +164,7 @@ def test_reading_a_clock_or_asking_the_time_stays_open(text):
     ("I've got a question about the umbrella: which way is it from me right now?", "umbrella"),
 ])
 def test_a_room_or_a_question_opening_the_sentence_is_not_the_object(text, obj):
-    it = parse_question(text, SIDES)
-    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
-    assert [t.key for t in it.asked] == [canonical(obj)]
+    _is_ego_direction_of(parse_question(text, SIDES), obj)
 
 
 def test_a_room_opening_a_count_question():
@@ -181,9 +180,7 @@ def test_a_room_opening_a_count_question():
     "Which number on the clock lines up with the clock?",
 ])
 def test_a_clock_asked_about_in_clock_terms(text):
-    it = parse_question(text, CLOCK)
-    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
-    assert [t.key for t in it.asked] == [canonical("clock")]
+    _is_ego_direction_of(parse_question(text, CLOCK), "clock")
 
 
 @pytest.mark.parametrize("text, obj", [
@@ -192,9 +189,7 @@ def test_a_clock_asked_about_in_clock_terms(text):
     ("Where is the backpack situated in relation to the center of my view?", "backpack"),
 ])
 def test_sides_of_me_and_my_view(text, obj):
-    it = parse_question(text, SIDES)
-    assert (it.primitive, it.answerable()) == (Primitive.EGO_DIRECTION, True), (it.primitive, it.confidence, it.how)
-    assert [t.key for t in it.asked] == [canonical(obj)]
+    _is_ego_direction_of(parse_question(text, SIDES), obj)
 
 
 def test_entering_it_from():
