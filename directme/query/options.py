@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from ..types import TextEnum
-from .intent import Target, _targets
+from .parsed import Target
+from .targets import _targets
 from .vocab import Vocabulary, canonical, normalise, words
 
 _COUNT_WORDS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
