@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_LABELS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "qa" / "intent-labels" / "dev.jsonl"
+DEFAULT_LABELS = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa" / "intent-labels" / "dev.jsonl"
 
 
 def main(argv: list[str] | None = None) -> int:

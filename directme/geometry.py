@@ -302,3 +302,14 @@ def clock_hour(azimuth: float) -> int:
 
 def ground_distance_m(p_ego: np.ndarray) -> float:
     return float(np.hypot(p_ego[0], p_ego[1]))
+
+
+def ground_distances_m(points_w: np.ndarray, point_w: np.ndarray, up_world: Optional[np.ndarray]) -> np.ndarray:
+    """Distances (m) from each of ``points_w`` (N, 3) to ``point_w`` along the ground: across the world's
+    ``up_world`` (None: unknown, the full 3-D distance)."""
+    diff = np.asarray(points_w, dtype=np.float64) - np.asarray(point_w, dtype=np.float64)
+    if up_world is not None:
+        up = np.asarray(up_world, dtype=np.float64)
+        up = up / (np.linalg.norm(up) or 1.0)
+        diff = diff - np.outer(diff @ up, up)
+    return np.linalg.norm(diff, axis=1)

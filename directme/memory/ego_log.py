@@ -9,7 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._atomic import StateError, column
-from ..geometry import Intrinsics
+from ..geometry import Intrinsics, ground_distances_m
 from .buffers import GrowArray
 from .snapshot import EgoTrack
 
@@ -66,11 +66,7 @@ class EgoLog:
         T = self.T.view()[frame_pos:]
         if not len(T):
             return math.inf
-        d = T[:, :3, 3].astype(np.float64) - np.asarray(point_w, dtype=np.float64)
-        if self.up_world is not None:
-            up = np.asarray(self.up_world, dtype=np.float64)
-            d -= np.outer(d @ up, up) / float(up @ up)
-        return float(np.sqrt(np.min(np.einsum("ij,ij->i", d, d))))
+        return float(np.min(ground_distances_m(T[:, :3, 3], point_w, self.up_world)))
 
     def track(self, n: int) -> EgoTrack:
         """The first ``n`` frames as the snapshot's ego track."""

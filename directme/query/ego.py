@@ -9,7 +9,7 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from ..geometry import EgoFrame, azimuth_deg, clock_hour, direction_word, ground_distance_m
+from ..geometry import EgoFrame, azimuth_deg, clock_hour, direction_word, ground_distance_m, ground_distances_m
 from ..memory.snapshot import MemorySnapshot, ObjectNode
 
 DEFAULT_REACH_M = 1.0
@@ -101,9 +101,7 @@ def nearest_ego_tag(snapshot: MemorySnapshot, point_w: np.ndarray, k: int = 3) -
     tags = np.array([t or "" for t in ego.scene_tags], dtype=object)
     if len(ego) == 0 or len(tags) != len(ego):
         return None
-    up = _unit(snapshot.up_world)
-    diff = ego.T_world_cam[:, :3, 3] - np.asarray(point_w, dtype=np.float64)
-    d = np.linalg.norm(diff - np.outer(diff @ up, up), axis=1)
+    d = ground_distances_m(ego.T_world_cam[:, :3, 3], point_w, snapshot.up_world)
     d[tags == ""] = np.inf
     order = np.argsort(d)[:k]
     votes: dict[str, int] = {}
@@ -157,9 +155,7 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
     """Tag voted by the observations of ``point_w``, weighted steeply by closeness (1 / (0.3 + d)^4)."""
     ego = snapshot.ego
     idx = np.clip(np.searchsorted(ego.times_s, times, side="right") - 1, 0, len(ego) - 1)
-    up = _unit(snapshot.up_world)
-    diff = ego.T_world_cam[idx, :3, 3] - point_w
-    d = np.linalg.norm(diff - np.outer(diff @ up, up), axis=1)
+    d = ground_distances_m(ego.T_world_cam[idx, :3, 3], point_w, snapshot.up_world)
     votes: dict[str, float] = {}
     for i, dist in zip(idx.tolist(), d.tolist()):
         tag = ego.scene_tags[i] if i < len(ego.scene_tags) else None

@@ -162,7 +162,7 @@ class CachedEmbedder:
         int8 = getattr(self._inner, "_int8", None)
         if self._inner is None or int8 is None:
             return "none" if self._inner is None else ("string" if self._inner.name == "string" else "")
-        return "fp32" if int8 is False else "onnx" if type(int8).__name__ == "OnnxMiniLM" else "torch"
+        return "fp32" if int8 is False else int8.kind
 
     def encode(self, texts: Sequence[str]) -> Optional[np.ndarray]:
         return self._cached(texts, fast=False)

@@ -25,6 +25,8 @@ class Int8MiniLM:
     """Built from the sentence-transformers model (``st``: its tokenizer and BertModel's weights); the
     token embeddings are shared with it, not copied."""
 
+    kind = "torch"  # the value of config query.question_encoder that picks it
+
     def __init__(self, st, max_tokens: int = MAX_QUESTION_TOKENS) -> None:
         import torch
         from torch import nn

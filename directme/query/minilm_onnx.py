@@ -41,6 +41,8 @@ class OnnxMiniLM:
     """Built from the sentence-transformers model ``st`` (its tokenizer and BertModel's weights, which are
     copied for the export and left as they were). ``directory``: the cache directory (None: :func:`cache_dir`)."""
 
+    kind = "onnx"  # the value of config query.question_encoder that picks it
+
     def __init__(self, st, directory: Optional[Path] = None, max_tokens: int = MAX_QUESTION_TOKENS) -> None:
         import onnxruntime as ort
 
