@@ -228,12 +228,27 @@ class GoneConfig:
     just_seen_s: float = 2.0  # an object seen this recently ...
     hand_reach_m: float = 1.2  # ... while the wearer (who alone could have taken it so fast) never came this near it along the ground since ...
     just_seen_absence_scale: float = 0.3  # ... counts this share of the evidence of absence
+    colour_levels: int = 4  # an object's colour histogram: this many grey cells, 3x as many hues in 2 saturation bands (memory/appearance.py)
+    colour_max_pixels: int = 400  # about this many pixels, on an even grid, make a histogram (a sighting's mask, a place, its ring)
+    colour_update: float = 0.2  # weight of each new sighting in the object's colours (the rest: the earlier ones)
+    colour_min_similarity: float = 0.4  # a place read as free space still shows the object when its colours match this much ...
+    colour_margin: float = 0.2  # ... and this much more than a ring around it: then the view is a plain miss
+    colour_core_shrink: float = 0.2  # the place's colours are read inside its box less this share of its size on each side
+    colour_ring: float = 0.5  # the ring's width as a share of the box's larger side ...
+    colour_ring_min_px: int = 3  # ... and at least this many pixels
+    colour_min_sightings: int = 2  # objects seen fewer times are not kept by their colours (a false detection's are the background's)
 
     def __post_init__(self) -> None:
         _check(self, positive=("depth_tol_m", "min_px", "full_px"), unit=("min_empty", "p_detect", "p_false", "prior",
                                                                           "present_p", "min_visible", "full_view",
-                                                                          "fixed_absence_scale", "just_seen_absence_scale"),
-               non_negative=("margin_px", "depth_rel", "empty_rel", "just_seen_s", "hand_reach_m"))
+                                                                          "fixed_absence_scale", "just_seen_absence_scale", "colour_update",
+                                                                          "colour_min_similarity", "colour_margin"),
+               non_negative=("margin_px", "depth_rel", "empty_rel", "just_seen_s", "hand_reach_m", "colour_ring",
+                             "colour_ring_min_px"),
+               at_least_one=("colour_max_pixels", "colour_min_sightings"))
+        if not 2 <= self.colour_levels <= 16 or not 0 <= self.colour_core_shrink < 0.5:
+            raise InvalidInputError(f"{_path(self, 'colour_levels')} must be in [2, 16] and {_path(self, 'colour_core_shrink')} "
+                                    f"in [0, 0.5), got {self.colour_levels!r}, {self.colour_core_shrink!r}")
         if not 0 < self.p_false < self.p_detect < 1 or not 0 < self.prior < 1:
             raise InvalidInputError(f"{_path(self, 'p_false')} < {_path(self, 'p_detect')} must lie in (0, 1) and "
                                     f"{_path(self, 'prior')} in (0, 1), got {self.p_false!r}, {self.p_detect!r}, "

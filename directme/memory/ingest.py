@@ -11,6 +11,7 @@ from ..errors import InvalidInputError
 from ..geometry import default_up_world
 from ..types import Frame, FramePerception
 from .config import MemoryConfig
+from .appearance import update_colour
 from .association import Match, Obs, co_observed, tentative
 from .keyframes import consider_keyframe, visibility_score
 from .map import FrameLift, VoxelSet, trimmed_box
@@ -77,6 +78,8 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         rec = objs.new_record()
         rec.placements_s.append(t)
     rec.add_observation(t, frame_pos, o.label_id, o.inst.score)
+    if not m.far:
+        update_colour(rec, fp.frame.rgb, o.inst.mask, cfg.gone)
     if o.embedding is not None:
         e = o.embedding if rec.embedding is None else rec.embedding + o.embedding
         rec.embedding = e / max(np.linalg.norm(e), 1e-12)

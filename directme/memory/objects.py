@@ -77,6 +77,7 @@ class ObjectRecord:
         self.carry_t = array("d")  # carried by the wearer from carry_t[0] to carry_t[1], from carry_t[2] ... (ingest.carry)
         self.carry_ref: Optional[tuple[float, np.ndarray, np.ndarray]] = None  # last sighting: (t, camera-frame, world centre)
         self.stood_in_for: dict[int, int] = {}  # record index -> frames where it was seen in its label here, this not
+        self.colour: Optional[np.ndarray] = None  # RGB histogram of its mask pixels over its sightings (memory/appearance.py)
 
     # ------------------------------------------------------------------ live state
     @property
@@ -242,6 +243,7 @@ class ObjectRecord:
             "carry_t": np.array(self.carry_t, np.float64),
             "stood_id": np.array(list(self.stood_in_for), np.int64),
             "stood_n": np.array(list(self.stood_in_for.values()), np.int64),
+            "colour": np.zeros(0, np.float32) if self.colour is None else self.colour.astype(np.float32),
         }
 
     def restore_columns(self, c: dict[str, np.ndarray]) -> None:
@@ -269,6 +271,7 @@ class ObjectRecord:
         self.votes = {int(i): float(w) for i, w in zip(c["votes_id"], c["votes_w"])}
         if "stood_id" in c:  # saves from before the stand-in count have none
             self.stood_in_for = {int(i): int(n) for i, n in zip(c["stood_id"], c["stood_n"])}
+        self.colour = c["colour"].astype(np.float32) if "colour" in c and len(c["colour"]) else None  # older saves: none
 
 
 def _same(a: State, b: State) -> bool:

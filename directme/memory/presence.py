@@ -26,6 +26,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..types import Frame, FramePerception
+from .appearance import still_shows
 from .config import GoneConfig, MemoryConfig
 from .object_store import ObjectStore
 from .objects import ObjectRecord
@@ -146,7 +147,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
         if not len(pts):
             continue
-        inside, _, _, zi, d = scene_depth_at(pts, f, gcfg.margin_px, cfg.map.min_cam_depth_m)
+        inside, ui, vi, zi, d = scene_depth_at(pts, f, gcfg.margin_px, cfg.map.min_cam_depth_m)
         if not len(inside):
             continue
         tol = depth_tol(zi, cfg)
@@ -162,7 +163,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
                     stand_ins.append((rec, stand_in))
             continue
         empty_tol = tol + gcfg.empty_rel * zi  # depth error grows with depth: free space must be clear of it
-        if np.mean(d[reach] > zi[reach] + empty_tol[reach]) >= gcfg.min_empty:
+        if np.mean(d[reach] > zi[reach] + empty_tol[reach]) >= gcfg.min_empty and \
+                not still_shows(rec, f.rgb, ui[reach], vi[reach], gcfg):  # its colours there: off its surface, a miss
             delta = gcfg.empty_logodds * min(1.0, visible / gcfg.full_view)
         else:
             p_d = detection_rate(float(size_px[j]), visible, float(z_c[j]), gcfg)
