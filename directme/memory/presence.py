@@ -5,8 +5,9 @@ Evidence (``memory.gone``, config.py):
   the prior plus one hit); each later sighting adds ``log(p_detect / p_false)``;
 - in view and not seen: the object's points project inside the image, in the detector's range, and the
   line of sight reaches them (the scene is not nearer: not occluded). If the scene is clearly farther
-  (free space where the object was: seen through) the view adds ``empty_logodds``; otherwise (something
-  is there, but the detector did not report this object) it adds ``log((1 - p_d) / (1 - p_false))`` with
+  (free space where the object was: seen through) the view adds ``empty_logodds``, unless the image
+  still shows the object's colours there (appearance.still_shows: its points are off its surface); otherwise
+  (something is there, but the detector did not report this object) it adds ``log((1 - p_d) / (1 - p_false))`` with
   ``p_d`` the expected detection rate: ``p_detect`` scaled by the object's size in pixels and the share
   of it in view;
 - out of view or occluded: nothing (the object is not observed, which is not evidence of absence);
