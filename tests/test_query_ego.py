@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from snapshot_builders import obj, snapshot, walk
 
-from directme.query.ego import place_sequence, relate, render_subgraph
+from directme.query.ego import object_place, place_sequence, relate, render_subgraph, settled_tags
 from directme.query.embed import CachedEmbedder, StringEmbedder
 from directme.query.intent import Target, parse_question
 from directme.query.keyframes import select_keyframe_refs
@@ -86,3 +86,43 @@ def test_keyframes_are_causal_and_spread():
     times = [r.t_s for _, r in refs]
     assert all(t <= 25 for t in times) and len(times) == 3 and times == sorted(times)
     assert all(b - a >= 2 for a, b in zip(times, times[1:]))
+
+
+def _tagged(tags):
+    return [(float(i), float(i), 0.0, 0.0, tag) for i, tag in enumerate(tags)]
+
+
+@pytest.mark.parametrize("tags, settled", [
+    (["a", "a", "b", "a", "a"], ["a"] * 5),  # one frame of another room between two runs: flicker
+    (["a", "b", "b", "c", "a", "a", "d"], ["a", "b", "b", "b", "a", "a", "d"]),  # the current run stays, however short
+    (["b", "a", "a"], ["b", "a", "a"]),  # so does the first
+    ([None, "a", None, "b", "a", "a"], [None, "a", None, "a", "a", "a"]),  # untagged frames neither break nor join runs
+])
+def test_settled_tags_take_out_flicker_like_the_place_sequence(tags, settled):
+    snap = snapshot(len(tags) - 1, [], _tagged(tags))
+    assert list(settled_tags(snap)) == settled
+    assert [tag for _, tag in place_sequence(snap, min_frames=2)] == [k for i, k in enumerate(settled) if k and k != next(
+        (x for x in reversed(settled[:i]) if x), None)]
+
+
+def test_an_object_put_down_in_a_frame_with_a_wrong_scene_tag_is_in_the_room_around_it():
+    # walked from the kitchen into the living room; the tag of the frame where the box was seen closest is wrong
+    tags = ["kitchen"] * 5 + ["living room"] * 3 + ["kitchen"] + ["living room"] * 4
+    track = [(float(i), float(i), 0.0, 0.0, tag) for i, tag in enumerate(tags)]
+    box = obj("b", "Storage box", (8.3, 0.0), t0=7)
+    box = type(box)(**{**box.__dict__, "obs_times_s": np.array([7.0, 8.0, 10.0])})
+    assert object_place(snapshot(12, [box], track), box) == "living room"
+
+
+def test_a_placement_restarted_at_the_same_place_keeps_the_room_seen_from_inside():
+    # seen close from inside the bathroom, then (a drift correction restarted its placement) only from the corridor
+    track = [(float(i), 0.0, 0.0, 0.0, "bathroom") for i in range(5)] + \
+            [(float(i), -4.0, 0.0, 0.0, "corridor") for i in range(5, 10)]
+    box = obj("b", "Storage box", (1.0, 0.0), history=[(0, (1.0, 0.0)), (6, (1.1, 0.0))])
+    box = type(box)(**{**box.__dict__, "obs_times_s": np.array([1.0, 2.0, 6.0, 7.0, 8.0])})
+    snap = snapshot(9, [box], track)
+    assert object_place(snap, box) == "bathroom"
+    moved = type(box)(**{**box.__dict__, "position_history": ((0.0, np.array([1.0, 0.0, 0.8])),
+                                                               (6.0, np.array([4.0, 0.0, 0.8]))),
+                         "position_w": np.array([4.0, 0.0, 0.8])})
+    assert object_place(snapshot(9, [moved], track), moved) == "corridor"  # moved away: its own sightings only

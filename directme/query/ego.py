@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable, Optional
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -13,6 +14,8 @@ from ..geometry import EgoFrame, azimuth_deg, clock_hour, direction_word, ground
 from ..memory.snapshot import MemorySnapshot, ObjectNode
 
 DEFAULT_REACH_M = 1.0
+FLICKER_FRAMES = 2  # a run of one scene tag shorter than this many frames between others (not the current run) is flicker
+SAME_PLACE_M = 0.5  # placements of an object this close together are one place: their sightings vote for its room together
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,25 +120,36 @@ def object_place(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1
         if node.place_id and node.place_id in snapshot.places:
             return snapshot.places[node.place_id].tag
         return place_of_point(snapshot, np.asarray(node.position_w))
-    return max(votes, key=votes.get)
+    return max(sorted(votes), key=votes.get)
 
 
 def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1) -> dict[str, float]:
     """Evidence (tag -> weight) for the room of one placement of an object (default: the current one).
 
-    With the object's observation times (``node.obs_times_s``): the tag where the wearer stood at the
-    observation taken closest to the object (an object is seen from inside its room; through a door only from afar).
+    With the object's observation times (``node.obs_times_s``): the settled tag (:func:`settled_tags`) where the
+    wearer stood at the observations taken closest to the object (an object is seen from inside its room; through
+    a door only from afar), over every placement of it at that place (within ``SAME_PLACE_M``: a place
+    re-entered, or a placement restarted by a drift correction, is in the same room).
     Without them (a hand-built node): votes of the tag where a moved object was put down, its keyframes' tags and the
     tags of the wearer positions nearest to it."""
     history = node.position_history or ((node.first_seen_s, node.position_w),)
     placement = placement % len(history)
     start = history[placement][0]
     end = history[placement + 1][0] if placement + 1 < len(history) else np.inf
-    point = node.position_w if placement == len(history) - 1 else history[placement][1]
+    points = [np.asarray(node.position_w if j == len(history) - 1 else p, dtype=np.float64)
+              for j, (_, p) in enumerate(history)]
+    point = points[placement]
     times = np.asarray(node.obs_times_s, dtype=np.float64)
-    times = times[(times >= start - 1e-6) & (times < end) & (times <= snapshot.t_s)]
+    times = times[times <= snapshot.t_s]
     if len(times) and len(snapshot.ego):
-        return _observation_votes(snapshot, times, np.asarray(point, dtype=np.float64))
+        bounds = [h[0] for h in history] + [np.inf]
+        same = [j for j in range(len(history))
+                if j == placement or ground_distances_m(points[j][None], point, snapshot.up_world)[0] <= SAME_PLACE_M]
+        keep = np.zeros(len(times), dtype=bool)
+        for j in same:
+            keep |= (times >= bounds[j] - 1e-6) & (times < bounds[j + 1])
+        if keep.any():
+            return _observation_votes(snapshot, times[keep], point)
     votes: dict[str, float] = {}
 
     def vote(tag: Optional[str], w: float) -> None:
@@ -154,14 +168,48 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
 def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.ndarray) -> dict[str, float]:
     """Tag voted by the observations of ``point_w``, weighted steeply by closeness (1 / (0.3 + d)^4)."""
     ego = snapshot.ego
+    tags = settled_tags(snapshot)
     idx = np.clip(np.searchsorted(ego.times_s, times, side="right") - 1, 0, len(ego) - 1)
     d = ground_distances_m(ego.T_world_cam[idx, :3, 3], point_w, snapshot.up_world)
     votes: dict[str, float] = {}
     for i, dist in zip(idx.tolist(), d.tolist()):
-        tag = ego.scene_tags[i] if i < len(ego.scene_tags) else None
+        tag = tags[i] if i < len(tags) else None
         if tag:
             votes[tag] = votes.get(tag, 0.0) + (0.3 + dist) ** -4
     return votes
+
+
+_SETTLED: "WeakKeyDictionary[object, tuple[Optional[str], ...]]" = WeakKeyDictionary()
+
+
+def settled_tags(snapshot: MemorySnapshot, min_frames: int = FLICKER_FRAMES) -> tuple[Optional[str], ...]:
+    """The wearer's scene tag at each ego frame, with flicker taken out: a run of one tag shorter than
+    ``min_frames`` frames (frames without a tag skipped), neither the first nor the current (last) one, takes the
+    tag of the run before it - the places :func:`place_sequence` walks through, frame by frame. A scene classifier
+    that names the wrong room for a frame or two must not move the objects seen then into that room."""
+    raw = snapshot.ego.scene_tags
+    key = snapshot.ego
+    cached = _SETTLED.get(key)
+    if cached is not None and min_frames == FLICKER_FRAMES:
+        return cached
+    names = sorted({t for t in raw if t})
+    code = np.array([names.index(t) if t else -1 for t in raw], dtype=np.int64) if names else np.full(len(raw), -1)
+    tagged = np.flatnonzero(code >= 0)
+    out = list(raw)
+    if len(tagged) and min_frames > 1:
+        c = code[tagged]
+        starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+        lengths = np.diff(np.r_[starts, len(c)])
+        kept = lengths >= min_frames
+        kept[0] = kept[-1] = True
+        last = np.maximum.accumulate(np.where(kept, np.arange(len(starts)), 0))  # the latest kept run at or before
+        settled = np.repeat(c[starts][last], lengths)
+        for i, v in zip(tagged.tolist(), settled.tolist()):
+            out[i] = names[v]
+    result = tuple(out)
+    if min_frames == FLICKER_FRAMES:
+        _SETTLED[key] = result
+    return result
 
 
 def relate(snapshot: MemorySnapshot, node: ObjectNode, t_s: Optional[float] = None,
