@@ -126,3 +126,16 @@ def test_a_placement_restarted_at_the_same_place_keeps_the_room_seen_from_inside
                                                                (6.0, np.array([4.0, 0.0, 0.8]))),
                          "position_w": np.array([4.0, 0.0, 0.8])})
     assert object_place(snapshot(9, [moved], track), moved) == "corridor"  # moved away: its own sightings only
+
+
+def test_an_object_put_back_near_its_old_place_but_across_a_wall_is_not_pooled_with_it():
+    # first put down in the laundry room and seen close from there; then in the living room, 0.3 m away across the wall
+    track = [(float(i), 3.0, 1.0, 0.0, "laundry room") for i in range(5)] + \
+            [(float(i), 8.0, 0.0, 0.0, "corridor") for i in range(5, 10)] + \
+            [(float(i), 3.5, -1.0, 0.0, "living room") for i in range(10, 14)]
+    hist = [(0, (3.2, 0.2)), (5, (8.5, 0.0)), (10, (3.2, -0.1))]
+    box = obj("u", "Umbrella", (3.2, -0.1), history=hist)
+    box = type(box)(**{**box.__dict__, "obs_times_s": np.array([1.0, 2.0, 3.0, 6.0, 11.0, 12.0])})
+    snap = snapshot(13, [box], track)
+    assert object_place(snap, box, 0) == "laundry room"
+    assert object_place(snap, box) == "living room"

@@ -15,7 +15,7 @@ from ..memory.snapshot import MemorySnapshot, ObjectNode
 
 DEFAULT_REACH_M = 1.0
 FLICKER_FRAMES = 2  # a run of one scene tag shorter than this many frames between others (not the current run) is flicker
-SAME_PLACE_M = 0.5  # placements of an object this close together are one place: their sightings vote for its room together
+SAME_PLACE_M = 0.5  # consecutive placements of an object this close together are one place: their sightings vote for its room together
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,8 +128,9 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
 
     With the object's observation times (``node.obs_times_s``): the settled tag (:func:`settled_tags`) where the
     wearer stood at the observations taken closest to the object (an object is seen from inside its room; through
-    a door only from afar), over every placement of it at that place (within ``SAME_PLACE_M``: a place
-    re-entered, or a placement restarted by a drift correction, is in the same room).
+    a door only from afar), over the placements next to it in time that are at that place (within
+    ``SAME_PLACE_M``: a placement restarted where it was, by a drift correction or a moment's carry, is in the same
+    room; an object put back near where it once was may be on the other side of a wall).
     Without them (a hand-built node): votes of the tag where a moved object was put down, its keyframes' tags and the
     tags of the wearer positions nearest to it."""
     history = node.position_history or ((node.first_seen_s, node.position_w),)
@@ -143,8 +144,15 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
     times = times[times <= snapshot.t_s]
     if len(times) and len(snapshot.ego):
         bounds = [h[0] for h in history] + [np.inf]
-        same = [j for j in range(len(history))
-                if j == placement or ground_distances_m(points[j][None], point, snapshot.up_world)[0] <= SAME_PLACE_M]
+        def near(j: int) -> bool:
+            return ground_distances_m(points[j][None], point, snapshot.up_world)[0] <= SAME_PLACE_M
+
+        lo, hi = placement, placement
+        while lo > 0 and near(lo - 1):
+            lo -= 1
+        while hi + 1 < len(history) and near(hi + 1):
+            hi += 1
+        same = range(lo, hi + 1)
         keep = np.zeros(len(times), dtype=bool)
         for j in same:
             keep |= (times >= bounds[j] - 1e-6) & (times < bounds[j + 1])
