@@ -248,3 +248,38 @@ def test_two_objects_of_a_label_seen_together_once_are_never_folded_into_one():
     baskets = [o for o in mem.as_of(9.0).objects.values() if o.label == "basket"]
     assert len(baskets) == 2
     assert max(n for r in mem.objects.records for n in r.stood_in_for.values()) >= 3  # it did stand in
+
+
+def _carried_out_of_view(link_window_s: float, other_backpack: bool = False):
+    """A backpack seen at rest, the wearer walks up to it (it is picked up: not seen again, its place never seen
+    again), walks 6 m away and puts a backpack down within reach, seen from 0.8 m; with ``other_backpack`` a
+    second backpack was also reached just before (then which one was carried is unknown)."""
+    cfg = MemoryConfig(up_world=(0.0, 0.0, 1.0))
+    cfg = cfg.replace(association__link_window_s=link_window_s)
+    mem = SpatialMemory(cfg)
+    bag = Box(7, "backpack", (0.0, 0.0, 0.2), (0.3, 0.2, 0.4))
+    twin = Box(8, "backpack", (0.0, 1.5, 0.2), (0.3, 0.2, 0.4))
+    scene = [bag, twin] if other_backpack else [bag]
+    for k in range(3):  # seen from 2.5 m, then the wearer stands at it, looking away (up the wall)
+        mem.update(perceive(scene, look_at((2.5, 0.5, 1.5), (0.0, 0.5, 0.2)), K, float(k), k))
+    for k, eye in enumerate([(0.6, 0.0, 1.5), (0.6, 1.5, 1.5), (2.0, -3.0, 1.5), (3.0, -6.0, 1.5)], start=3):
+        wall = Box(20 + k, "whiteboard", (eye[0] + 3.0, eye[1], 2.5), (0.1, 4.0, 3.0))  # something to see: depth
+        mem.update(perceive([wall], look_at(eye, (eye[0] + 1.0, eye[1], 2.5)), K, float(k), k))
+    put = Box(9, "backpack", (3.8, -6.6, 0.2), (0.3, 0.2, 0.4))  # a new track id: the tracker lost it meanwhile
+    for k in range(7, 10):
+        mem.update(perceive([put], look_at((3.2, -6.0, 1.5), (3.8, -6.6, 0.2)), K, float(k), k))
+    return mem, put
+
+
+def test_an_object_the_wearer_reached_then_put_down_out_of_view_is_one_object_moved():
+    mem, put = _carried_out_of_view(60.0)
+    bags = [o for o in mem.as_of(9.0).objects.values() if o.label == "backpack"]
+    assert len(bags) == 1 and bags[0].present and len(bags[0].position_history) == 2
+    assert np.linalg.norm(bags[0].position_w - put.centre_w) < 0.1
+    kinds = [e.kind for e in mem.as_of(9.0).changes if e.node_id == bags[0].node_id]
+    assert EventKind.MOVED in kinds and EventKind.REMOVED not in kinds
+    assert len([o for o in mem.as_of(7.0).objects.values() if o.label == "backpack"]) == 2  # causal: one sighting
+    off, _ = _carried_out_of_view(0.0)
+    assert len([o for o in off.as_of(9.0).objects.values() if o.label == "backpack" and o.present]) == 2
+    two, _ = _carried_out_of_view(60.0, other_backpack=True)  # two candidates: nothing is linked
+    assert len([o for o in two.as_of(9.0).objects.values() if o.label == "backpack" and o.present]) == 3

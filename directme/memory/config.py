@@ -106,6 +106,7 @@ class AssociationConfig:
     carry_cam_tol_m: float = 0.15  # ... at about the same place in the camera frame as at its last sighting ...
     carry_min_move_m: float = 0.3  # ... while it moved this far in the world (it moves with the wearer) ...
     carry_window_s: float = 2.0  # ... that sighting at most this long ago
+    link_window_s: float = 60.0  # a new object confirmed this soon after the one object of its label last seen and then reached by the wearer is that one, carried (0: off)
 
     def __post_init__(self) -> None:
         _check(self, positive=("match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "recent_s",
@@ -114,7 +115,7 @@ class AssociationConfig:
                at_least_one=("move_confirm", "confirm_obs"),
                unit=("overlap_min", "label_share_min", "carve_min_frac", "tight_extent_frac"),
                non_negative=("drift_per_m", "strong_score", "track_bonus", "semantic_weight", "embed_veto_margin",
-                             "stand_in_merge"))
+                             "stand_in_merge", "link_window_s"))
         if not -1 <= _number(self, "embed_min") <= 1:
             raise InvalidInputError(f"{_path(self, 'embed_min')} must be a cosine similarity in [-1, 1], got "
                                     f"{self.embed_min!r}")

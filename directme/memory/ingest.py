@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -246,6 +246,43 @@ def _explained_by(rec: ObjectRecord, objs: ObjectStore) -> Optional[ObjectRecord
     if not near or (len(near) > 1 and near[1][0] - near[0][0] < cfg.association.ambiguous_m):
         return None
     return near[0][1]
+
+
+def link_carried(rec: ObjectRecord, objs: ObjectStore, t_s: float, nearest_since: Callable[[int, np.ndarray], float]) -> bool:
+    """A new object just confirmed (seen ``association.confirm_obs`` times), first seen with the wearer at hand's reach of
+    it (``gone.hand_reach_m``: put down), elsewhere than the one remembered object
+    of its label that the wearer reached (came within ``gone.hand_reach_m`` along the ground: ``nearest_since(ego
+    frame, point)``) after its last sighting, at most ``association.link_window_s`` before, is that object, carried
+    here (its old place not seen since: nothing said it left). The new node is folded into it as a new placement.
+    Two or more such candidates: which one it is is unknown, nothing is done. Returns whether it was linked."""
+    a, g = objs.cfg.association, objs.cfg.gone
+    if a.link_window_s <= 0 or len(rec.obs_t) != a.confirm_obs or rec.merges or len(rec.placements_s) != 1:
+        return False
+    if nearest_since(int(rec.obs_frame[0]), rec.position) > g.hand_reach_m:
+        return False  # put down by the wearer: first seen with the wearer at hand's reach
+    label, first = rec.label_id_from_votes(), rec.obs_t[0]
+    found = []
+    for other in objs.records:
+        if (other is rec or other.merged_into is not None or not other.obs_t or other.carried
+                or not other.state.present or not 0.0 < first - other.last_seen_s <= a.link_window_s
+                or tentative(other, objs.cfg) or other.label_id_from_votes() != label):
+            continue
+        if float(np.linalg.norm((other.position - rec.position)[:2])) <= max(a.track_jump_m, a.max_reentry_m):
+            continue  # near its place: association's call (a duplicate, or a small move)
+        if co_observed(other, rec) or nearest_since(int(other.obs_frame[-1]), other.position) > g.hand_reach_m:
+            continue
+        found.append(other)
+    if len(found) != 1:
+        return False
+    keep = found[0]
+    voxels = VoxelSet()
+    voxels.add(rec.voxels, objs.cfg.map.max_voxels_per_object)
+    merge(keep, rec, objs, t_s, with_voxels=False)
+    keep.voxels, keep.pending, keep.pending_voxels, keep.moving = voxels, [], VoxelSet(), False
+    keep.placements_s.append(first)
+    refresh_shape(keep, objs, t_s, placement=len(keep.placements_s) - 1)
+    log.debug("t=%.3fs: %s is %s carried to %s", t_s, rec.node_id, keep.node_id, np.round(keep.position, 2))
+    return True
 
 
 def fold_stand_ins(stand_ins: list[tuple[ObjectRecord, int]], objs: ObjectStore, t_s: float) -> None:

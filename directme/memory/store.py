@@ -16,7 +16,7 @@ from .drift import DriftCorrector
 from .ego_log import EgoLog
 from .events import LazyChanges
 from .graph import ObjectTable, build_graph
-from .ingest import apply_match, fold_stand_ins, lift_instances, merge, settle_gone, validate
+from .ingest import apply_match, fold_stand_ins, lift_instances, link_carried, merge, settle_gone, validate
 from .object_store import ObjectStore
 from .objects import ObjectRecord
 from .persist import MemoryParts, load_memory, save_memory
@@ -99,6 +99,10 @@ class SpatialMemory:
                               lambda rec: ego.walked_between(rec.obs_frame[-1]))
         assigned = {m.obs.inst.track_id: apply_match(m, fp, frame_pos, objects) for m in matches}
         self._merge_duplicates(matches, t)
+        for m in matches:  # a new object confirmed just now may be one the wearer carried here
+            rec = objects.tracked(m.obs.inst.track_id)
+            if rec is not None and rec.obs_t[-1] == t:
+                link_carried(rec, objects, t, ego.nearest_since)
         seen: dict[int, float] = {}  # surviving record index -> best score of its sightings this frame
         for m in matches:
             rec = objects.tracked(m.obs.inst.track_id)
