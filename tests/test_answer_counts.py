@@ -69,22 +69,3 @@ def test_equal_votes_split_the_probability_and_a_stronger_vote_weight_sharpens_i
     soft = count_belief([lean], 0.4, asked=lambda lab: lab == "Basket", label_vote_logodds=1.0)[1][0][1]
     sharp = count_belief([lean], 0.4, asked=lambda lab: lab == "Basket", label_vote_logodds=6.0)[1][0][1]
     assert 0.49 < soft < sharp < 0.98
-
-
-def _seen(node_id, xy, n_obs, presence_p):
-    n = obj(node_id, "Chair", xy, n_obs=n_obs)
-    return type(n)(**{**n.__dict__, "presence_p": presence_p})
-
-
-def test_lone_detections_weigh_less_so_two_of_them_do_not_make_one_more():
-    sure = _seen("s", (0.0, 0.0), 20, 0.98)
-    lone = [_seen("f1", (3.0, 0.0), 1, 0.44), _seen("f2", (6.0, 0.0), 1, 0.40)]
-    plain, _ = count_belief([sure, *lone], duplicate_radius_m=0.4)
-    shifted, used = count_belief([sure, *lone], duplicate_radius_m=0.4, single_logodds=-0.8)
-    assert plain.most_likely == 2 and shifted.most_likely == 1
-    p_lone = dict((n.node_id, p) for n, p in used)["f1"]
-    assert abs(p_lone - 1.0 / (1.0 + np.exp(-(np.log(0.44 / 0.56) - 0.8)))) < 1e-9
-    # seen twice at the same probability: no shift
-    twice = _seen("t", (3.0, 0.0), 2, 0.44)
-    _, used = count_belief([twice], duplicate_radius_m=0.4, single_logodds=-0.8)
-    assert abs(used[0][1] - 0.44) < 1e-12

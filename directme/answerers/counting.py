@@ -47,13 +47,6 @@ def poisson_binomial(ps: Sequence[float]) -> CountBelief:
     return CountBelief(tuple(float(v) for v in pmf))
 
 
-def shift_logodds(p: float, shift: float) -> float:
-    """``p`` with its log-odds moved by ``shift`` (0 and 1 stay)."""
-    if shift == 0.0 or not 0.0 < p < 1.0:
-        return p
-    return 1.0 / (1.0 + math.exp(-(math.log(p / (1.0 - p)) + shift)))
-
-
 def label_probability(votes: Mapping[str, float], asked: Callable[[str], bool], logodds_per_vote: float) -> float:
     """Posterior probability that an object with these label ``votes`` is of a label for which ``asked``
     holds (a uniform prior over the labels voted for; 1.0 when nothing was voted)."""
@@ -67,13 +60,10 @@ def label_probability(votes: Mapping[str, float], asked: Callable[[str], bool], 
 
 def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float, min_p: float = 0.02,
                  asked: Optional[Callable[[str], bool]] = None,
-                 label_vote_logodds: float = 3.0,
-                 single_logodds: float = 0.0) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
+                 label_vote_logodds: float = 3.0) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
     """The count's distribution over ``nodes`` (already matched to the asked class and place: each counts
     with its presence probability times the probability that it is of a label ``asked`` accepts, the
-    node's own label when not given) and the nodes that contribute with their probability, largest first.
-    A node seen only once counts with its presence log-odds shifted by ``single_logodds``: a lone detection
-    is often a false one, and a count adds every one of them up."""
+    node's own label when not given) and the nodes that contribute with their probability, largest first."""
     scored = []
     for n in nodes:
         p_label = 1.0  # matched by its name alone (no vote names the asked class, nor its own label): in full
@@ -81,8 +71,7 @@ def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float, min_p: 
             if any(is_asked(lab) for lab in n.label_votes):
                 p_label = label_probability(n.label_votes, is_asked, label_vote_logodds)
                 break
-        p = float(n.presence_p) if n.n_obs > 1 else shift_logodds(float(n.presence_p), single_logodds)
-        p *= p_label
+        p = float(n.presence_p) * p_label
         if p >= min_p:
             scored.append((n, p))
     kept: list[tuple[ObjectNode, float]] = []

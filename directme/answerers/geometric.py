@@ -51,7 +51,7 @@ class GeometricAnswerer:
                  duplicate_radius_m: float = 0.4, count_sure_p: float = 0.95,
                  min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
                  side_range_m: float = 2.5, put_back_p: float = 0.9, label_vote_logodds: float = 3.0,
-                 count_min_similarity: float = 0.8, count_single_logodds: float = -0.8) -> None:
+                 count_min_similarity: float = 0.8) -> None:
         self.direction_sigma_deg = direction_sigma_deg
         self.clock_sigma_deg = clock_sigma_deg
         self.distance_scale_m = distance_scale_m
@@ -65,7 +65,6 @@ class GeometricAnswerer:
         self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
         self.label_vote_logodds = label_vote_logodds  # counts: log-odds one unit of label vote adds to its label
         self.count_min_similarity = count_min_similarity  # counts: a label matched by meaning alone must be this close
-        self.count_single_logodds = count_single_logodds  # counts: a node seen once, its presence log-odds moved by this
 
     # ------------------------------------------------------------------ solvers per primitive
     def predict(self, ctx: QueryContext) -> Prediction:
@@ -219,7 +218,7 @@ class GeometricAnswerer:
         if place:
             nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
         belief, _ = count_belief(nodes, self.duplicate_radius_m, asked=lambda label: target.key in label_keys(label),
-                                 label_vote_logodds=self.label_vote_logodds, single_logodds=self.count_single_logodds)
+                                 label_vote_logodds=self.label_vote_logodds)
         k = belief.most_likely
         where = f" in the {place}" if place else ""
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
