@@ -8,7 +8,7 @@ from directme.config import AgentConfig
 from directme.geometry import Intrinsics
 from directme.memory import MemoryConfig, SpatialMemory
 from directme.memory.snapshot import EventKind
-from directme.memory.testing import Box, look_at, perceive
+from directme.memory.testing import Box, look_at, perceive, snapshot_facts
 
 K = Intrinsics.from_fov(160, 120, 70.0)
 MUG = Box(1, "mug", (0.0, 0.0, 0.05), (0.12, 0.12, 0.12))
@@ -250,7 +250,7 @@ def test_two_objects_of_a_label_seen_together_once_are_never_folded_into_one():
     assert max(n for r in mem.objects.records for n in r.stood_in_for.values()) >= 3  # it did stand in
 
 
-def _carried_out_of_view(link_window_s: float, other_backpack: bool = False):
+def _carried_out_of_view(link_window_s: float, other_backpack: bool = False, until: float = math.inf):
     """A backpack seen at rest, the wearer walks up to it (it is picked up: not seen again, its place never seen
     again), walks 6 m away and puts a backpack down within reach, seen from 0.8 m; with ``other_backpack`` a
     second backpack was also reached just before (then which one was carried is unknown)."""
@@ -260,14 +260,16 @@ def _carried_out_of_view(link_window_s: float, other_backpack: bool = False):
     bag = Box(7, "backpack", (0.0, 0.0, 0.2), (0.3, 0.2, 0.4))
     twin = Box(8, "backpack", (0.0, 1.5, 0.2), (0.3, 0.2, 0.4))
     scene = [bag, twin] if other_backpack else [bag]
+    frames = []
     for k in range(3):  # seen from 2.5 m, then the wearer stands at it, looking away (up the wall)
-        mem.update(perceive(scene, look_at((2.5, 0.5, 1.5), (0.0, 0.5, 0.2)), K, float(k), k))
+        frames.append(perceive(scene, look_at((2.5, 0.5, 1.5), (0.0, 0.5, 0.2)), K, float(k), k))
     for k, eye in enumerate([(0.6, 0.0, 1.5), (0.6, 1.5, 1.5), (2.0, -3.0, 1.5), (3.0, -6.0, 1.5)], start=3):
         wall = Box(20 + k, "whiteboard", (eye[0] + 3.0, eye[1], 2.5), (0.1, 4.0, 3.0))  # something to see: depth
-        mem.update(perceive([wall], look_at(eye, (eye[0] + 1.0, eye[1], 2.5)), K, float(k), k))
+        frames.append(perceive([wall], look_at(eye, (eye[0] + 1.0, eye[1], 2.5)), K, float(k), k))
     put = Box(9, "backpack", (3.8, -6.6, 0.2), (0.3, 0.2, 0.4))  # a new track id: the tracker lost it meanwhile
     for k in range(7, 10):
-        mem.update(perceive([put], look_at((3.2, -6.0, 1.5), (3.8, -6.6, 0.2)), K, float(k), k))
+        frames.append(perceive([put], look_at((3.2, -6.0, 1.5), (3.8, -6.6, 0.2)), K, float(k), k))
+    mem.update_many(fp for fp in frames if fp.t_s <= until)
     return mem, put
 
 
@@ -281,5 +283,7 @@ def test_an_object_the_wearer_reached_then_put_down_out_of_view_is_one_object_mo
     assert len([o for o in mem.as_of(7.0).objects.values() if o.label == "backpack"]) == 2  # causal: one sighting
     off, _ = _carried_out_of_view(0.0)
     assert len([o for o in off.as_of(9.0).objects.values() if o.label == "backpack" and o.present]) == 2
+    for t in (7.0, 7.5, 8.0):  # causal: as of any time, what a memory of the frames up to then says
+        assert snapshot_facts(mem.as_of(t)) == snapshot_facts(_carried_out_of_view(60.0, until=t)[0].as_of(t)), t
     two, _ = _carried_out_of_view(60.0, other_backpack=True)  # two candidates: nothing is linked
     assert len([o for o in two.as_of(9.0).objects.values() if o.label == "backpack" and o.present]) == 3
