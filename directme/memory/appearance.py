@@ -49,16 +49,24 @@ def update_colour(rec: ObjectRecord, rgb: Optional[np.ndarray], mask: np.ndarray
     """Fold this sighting's mask pixels (at most ``colour_max_pixels``, evenly spread) into the object's colours."""
     if rgb is None or rgb.ndim != 3 or rgb.shape[:2] != mask.shape:
         return
-    any_r, any_c = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if not len(any_r):
+    box = mask_box(mask)
+    if box is None:
         return
-    r0, r1, c0, c1 = any_r[0], any_r[-1] + 1, any_c[0], any_c[-1] + 1
+    c0, r0, c1, r1 = box
     k = _step((r1 - r0) * (c1 - c0), cfg.colour_max_pixels)  # an even grid over its box
     h = colour_histogram(rgb[r0:r1:k, c0:c1:k][mask[r0:r1:k, c0:c1:k]], cfg.colour_levels)
     if h is None:
         return
     old = rec.colour
     rec.colour = h if old is None or len(old) != len(h) else (1.0 - cfg.colour_update) * old + cfg.colour_update * h
+
+
+def mask_box(mask: np.ndarray) -> Optional[tuple[int, int, int, int]]:
+    """Pixel box (x0, y0, x1, y1; x1, y1 exclusive) of a boolean mask; None when it is empty."""
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if not len(rows):
+        return None
+    return int(cols[0]), int(rows[0]), int(cols[-1] + 1), int(rows[-1] + 1)
 
 
 def _step(n_pixels: int, max_pixels: int) -> int:

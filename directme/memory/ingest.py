@@ -11,7 +11,7 @@ from ..errors import InvalidInputError
 from ..geometry import default_up_world
 from ..types import Frame, FramePerception
 from .config import MemoryConfig
-from .appearance import update_colour
+from .appearance import mask_box, update_colour
 from .association import Match, Obs, co_observed, tentative
 from .keyframes import consider_keyframe, visibility_score
 from .map import FrameLift, VoxelSet, trimmed_box
@@ -60,8 +60,8 @@ def lift_instances(fp: FramePerception, objs: ObjectStore, up_world: Optional[np
 
 
 def _box(mask: np.ndarray) -> tuple[float, float, float, float]:
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    return (float(cols[0]), float(rows[0]), float(cols[-1] + 1), float(rows[-1] + 1))
+    x0, y0, x1, y1 = mask_box(mask)
+    return (float(x0), float(y0), float(x1), float(y1))
 
 
 def refresh_shape(rec: ObjectRecord, objs: ObjectStore, t_s: float, **changes) -> None:
@@ -69,6 +69,13 @@ def refresh_shape(rec: ObjectRecord, objs: ObjectStore, t_s: float, **changes) -
     centre, extent = trimmed_box(rec.voxels.points(), objs.cfg.map.position_trim)
     rec.set_state(t_s, position_w=centre, extent_m=extent, label_id=rec.label_id_from_votes(), **changes)
     objs.sync(rec)
+
+
+def place_anew(rec: ObjectRecord, voxels: VoxelSet, start_s: float, objs: ObjectStore, t_s: float) -> None:
+    """A new placement of ``rec`` from ``start_s`` on, made of ``voxels`` (known at ``t_s``)."""
+    rec.voxels = voxels
+    rec.placements_s.append(start_s)
+    refresh_shape(rec, objs, t_s, placement=len(rec.placements_s) - 1)
 
 
 def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore) -> ObjectRecord:
@@ -135,10 +142,9 @@ def carry(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> 
     if not rec.carried:
         return False
     rec.carry_t.append(fp.t_s)  # put down here
-    rec.voxels = VoxelSet()
-    rec.voxels.add(o.voxels, objs.cfg.map.max_voxels_per_object)
-    rec.placements_s.append(fp.t_s)
-    refresh_shape(rec, objs, fp.t_s, placement=len(rec.placements_s) - 1)
+    voxels = VoxelSet()
+    voxels.add(o.voxels, objs.cfg.map.max_voxels_per_object)
+    place_anew(rec, voxels, fp.t_s, objs, fp.t_s)
     _keyframe(rec, o, fp, int(rec.obs_frame[-1]), objs)
     return True
 
@@ -170,10 +176,9 @@ def _pending_move(rec: ObjectRecord, o: Obs, objs: ObjectStore, t: float) -> Non
     # seen within reach in front of the camera it may be in the wearer's hands: one more sighting tells (carry)
     in_hand = rec.carry_ref is not None and rec.carry_ref[1][2] <= cfg.association.carry_max_depth_m
     if len(rec.pending) >= cfg.association.move_confirm + in_hand:
-        start = rec.pending[0][0]
-        rec.voxels, rec.pending, rec.pending_voxels = rec.pending_voxels, [], VoxelSet()
-        rec.placements_s.append(start)
-        refresh_shape(rec, objs, t, placement=len(rec.placements_s) - 1)
+        start, voxels = rec.pending[0][0], rec.pending_voxels
+        rec.pending, rec.pending_voxels = [], VoxelSet()
+        place_anew(rec, voxels, start, objs, t)
 
 
 def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, objs: ObjectStore) -> None:
@@ -278,9 +283,8 @@ def link_carried(rec: ObjectRecord, objs: ObjectStore, t_s: float, nearest_since
     voxels = VoxelSet()
     voxels.add(rec.voxels, objs.cfg.map.max_voxels_per_object)
     merge(keep, rec, objs, t_s, with_voxels=False)
-    keep.voxels, keep.pending, keep.pending_voxels, keep.moving = voxels, [], VoxelSet(), False
-    keep.placements_s.append(first)
-    refresh_shape(keep, objs, t_s, placement=len(keep.placements_s) - 1)
+    keep.pending, keep.pending_voxels, keep.moving = [], VoxelSet(), False
+    place_anew(keep, voxels, first, objs, t_s)
     log.debug("t=%.3fs: %s is %s carried to %s", t_s, rec.node_id, keep.node_id, np.round(keep.position, 2))
     return True
 

@@ -5,7 +5,7 @@ Pure functions of a ``MemorySnapshot`` (no I/O), so they are tested with hand-bu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -144,6 +144,7 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
     times = times[times <= snapshot.t_s]
     if len(times) and len(snapshot.ego):
         bounds = [h[0] for h in history] + [np.inf]
+
         def near(j: int) -> bool:
             return ground_distances_m(points[j][None], point, snapshot.up_world)[0] <= SAME_PLACE_M
 
@@ -190,34 +191,39 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
 _SETTLED: "WeakKeyDictionary[object, tuple[Optional[str], ...]]" = WeakKeyDictionary()
 
 
-def settled_tags(snapshot: MemorySnapshot, min_frames: int = FLICKER_FRAMES) -> tuple[Optional[str], ...]:
-    """The wearer's scene tag at each ego frame, with flicker taken out: a run of one tag shorter than
-    ``min_frames`` frames (frames without a tag skipped), neither the first nor the current (last) one, takes the
-    tag of the run before it - the places :func:`place_sequence` walks through, frame by frame. A scene classifier
-    that names the wrong room for a frame or two must not move the objects seen then into that room."""
-    raw = snapshot.ego.scene_tags
+def settled_tags(snapshot: MemorySnapshot) -> tuple[Optional[str], ...]:
+    """The wearer's scene tag at each ego frame, with flicker taken out (:func:`_settle` with ``FLICKER_FRAMES``,
+    over the whole track; frames without a tag stay without) - the places :func:`place_sequence` walks through,
+    frame by frame. A scene classifier that names the wrong room for a frame or two must not move the objects
+    seen then into that room. Computed once per snapshot."""
     key = snapshot.ego
     cached = _SETTLED.get(key)
-    if cached is not None and min_frames == FLICKER_FRAMES:
-        return cached
-    names = sorted({t for t in raw if t})
-    code = np.array([names.index(t) if t else -1 for t in raw], dtype=np.int64) if names else np.full(len(raw), -1)
-    tagged = np.flatnonzero(code >= 0)
-    out = list(raw)
-    if len(tagged) and min_frames > 1:
-        c = code[tagged]
-        starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
-        lengths = np.diff(np.r_[starts, len(c)])
-        kept = lengths >= min_frames
-        kept[0] = kept[-1] = True
-        last = np.maximum.accumulate(np.where(kept, np.arange(len(starts)), 0))  # the latest kept run at or before
-        settled = np.repeat(c[starts][last], lengths)
-        for i, v in zip(tagged.tolist(), settled.tolist()):
-            out[i] = names[v]
-    result = tuple(out)
-    if min_frames == FLICKER_FRAMES:
-        _SETTLED[key] = result
-    return result
+    if cached is None:
+        raw = snapshot.ego.scene_tags
+        tagged = [i for i, tag in enumerate(raw) if tag]
+        out = list(raw)
+        for i, tag in zip(tagged, _settle([raw[i] for i in tagged], FLICKER_FRAMES)):
+            out[i] = tag
+        cached = _SETTLED[key] = tuple(out)
+    return cached
+
+
+def _settle(tags: Sequence[str], min_frames: int) -> list[str]:
+    """``tags`` (one per frame) with every run of one tag shorter than ``min_frames`` frames, neither the first
+    run nor the last (current) one, replaced by the tag of the kept run before it."""
+    runs: list[list] = []  # [tag, n frames]
+    for tag in tags:
+        if runs and runs[-1][0] == tag:
+            runs[-1][1] += 1
+        else:
+            runs.append([tag, 1])
+    out: list[str] = []
+    last = None
+    for i, (tag, n) in enumerate(runs):
+        if n >= min_frames or i == 0 or i == len(runs) - 1:
+            last = tag
+        out.extend([last] * n)
+    return out
 
 
 def relate(snapshot: MemorySnapshot, node: ObjectNode, t_s: Optional[float] = None,
@@ -257,22 +263,14 @@ def relative_direction(snapshot: MemorySnapshot, a: ObjectNode, b: ObjectNode, t
 def place_sequence(snapshot: MemorySnapshot, t_from: float = -np.inf, t_to: Optional[float] = None,
                    min_frames: int = 1) -> list[tuple[float, str]]:
     """Places the wearer walked through in (t_from, t_to]: (entry time, tag), consecutive repeats merged.
-    Runs shorter than ``min_frames`` frames are dropped (scene-tag flicker)."""
+    Runs shorter than ``min_frames`` frames are dropped (scene-tag flicker: :func:`_settle`)."""
     t_to = snapshot.t_s if t_to is None else t_to
-    runs: list[list] = []  # [start time, tag, n frames]
-    for t, tag in zip(snapshot.ego.times_s, snapshot.ego.scene_tags):
-        if t < t_from or t > t_to or not tag:
-            continue
-        if runs and runs[-1][1] == tag:
-            runs[-1][2] += 1
-        else:
-            runs.append([float(t), tag, 1])
+    rows = [(float(t), tag) for t, tag in zip(snapshot.ego.times_s, snapshot.ego.scene_tags)
+            if t_from <= t <= t_to and tag]
     kept: list[tuple[float, str]] = []
-    for i, (start, tag, n) in enumerate(runs):
-        if n < min_frames and kept and i < len(runs) - 1:
-            continue
+    for (t, _), tag in zip(rows, _settle([tag for _, tag in rows], min_frames)):
         if not kept or kept[-1][1] != tag:
-            kept.append((start, tag))
+            kept.append((t, tag))
     return kept
 
 
