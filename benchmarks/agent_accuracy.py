@@ -4,7 +4,9 @@ and ``realistic``), pooled over seeds, per episode length, beside the demo's bas
     python benchmarks/agent_accuracy.py [--seeds 0 1 2 3 4 5] [--minutes 10 [20 60]] [--noise none realistic]
                                         [--phrasings templates|dev|heldout]
 
-Per episode length: one line per (seed, noise), a per-subtask table, then ``overall_<noise>=<acc>`` (and,
+Per episode length: one line per (seed, noise), a per-subtask table - each accuracy followed by its 95%
+interval over seeds (bench.metrics.seed_interval: seeds resampled; six seeds leave a subtask of 20 questions
+per episode several points either way) - then ``overall_<noise>=<acc>`` (and,
 for the last length, the same lines again without a suffix as the summary), ``peak_rss_mb=`` of this
 process. The default is 10-minute episodes on seeds 0-5. ``--phrasings`` asks the same questions in other
 words (sim/questions.py): ``dev`` phrasings are for development; ``heldout`` phrasings are reserved for this
@@ -17,6 +19,7 @@ import resource
 import sys
 import time
 
+from directme.bench.metrics import seed_interval
 from directme.commands.demo import evaluate_episode, summarise
 from directme.sim import generate_episode
 
@@ -30,34 +33,46 @@ def peak_rss_mb() -> float:
 
 def run_length(minutes: float, seeds: list[int], noises: list[str], phrasings: str) -> dict:
     runs: dict[str, list] = {n: [] for n in noises}
+    per_seed: dict[str, dict[str, list[tuple[int, int]]]] = {n: {} for n in noises}  # noise -> subtask -> (correct, n)
     for seed in seeds:
         t0 = time.perf_counter()
         ep = generate_episode(seed=seed, minutes=minutes, phrasings=phrasings)
         for noise in noises:
             r = evaluate_episode(ep, noise, seed, baselines=noise == "none")
             runs[noise].extend(r["questions"])
+            for s in {q["subtask"] for q in r["questions"]} | {"overall"}:
+                qs = [q for q in r["questions"] if s in ("overall", q["subtask"])]
+                per_seed[noise].setdefault(s, []).append((sum(q["chosen"] == q["correct"] for q in qs), len(qs)))
             print(f"minutes={minutes:g} seed={seed} noise={noise} phrasings={phrasings} overall={r['overall']:.3f} "
                   f"questions={r['n_questions']} abstained={sum('abstained' in q['flags'] for q in r['questions'])} "
                   f"wall_s={time.perf_counter() - t0:.0f}", flush=True)
-    return {n: summarise(q) for n, q in runs.items()}
+    out = {n: summarise(q) for n, q in runs.items()}
+    for n in noises:
+        out[n]["interval"] = {s: seed_interval(v) for s, v in per_seed[n].items()}
+    return out
 
 
 def print_table(minutes: float, res: dict) -> None:
     first = next(iter(res.values()))
     base = res["none"].get("baselines_per_subtask") if "none" in res else None
-    head = " ".join(f"{n[:7]:>7s}" for n in res)
+    head = " ".join(f"{n[:7]:>7s} {'95% over seeds':>13s}" for n in res)
     print(f"--- {minutes:g}-minute episodes")
     names = list(base or {})
     print(f"{'subtask':40s} {'n':>4s} {head}" + "".join(f" {b[:7]:>7s}" for b in names))
     for s in first["per_subtask"]:
-        accs = " ".join(f"{r['per_subtask'].get(s, float('nan')):7.3f}" for r in res.values())
+        accs = " ".join(f"{r['per_subtask'].get(s, float('nan')):7.3f} {_interval(r, s):>13s}" for r in res.values())
         extra = "".join(f" {base[b][s]:7.3f}" for b in names)
         print(f"{s:40s} {first['counts'][s]:4d} {accs}{extra}")
     if "none" in res:
         for name, acc in res["none"]["baselines"].items():
             print(f"baseline_{name}_{minutes:g}min={acc:.3f}")
     for n, r in res.items():
-        print(f"overall_{n}_{minutes:g}min={r['overall']:.3f}")
+        print(f"overall_{n}_{minutes:g}min={r['overall']:.3f} interval95_over_seeds={_interval(r, 'overall')}")
+
+
+def _interval(r: dict, subtask: str) -> str:
+    lo_hi = r.get("interval", {}).get(subtask)
+    return "-" if lo_hi is None else f"{lo_hi[0]:.3f}-{lo_hi[1]:.3f}"
 
 
 def main() -> None:

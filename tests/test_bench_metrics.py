@@ -101,3 +101,24 @@ def test_empty_group_values_give_no_nameless_rows():
     assert set(t["per_qtype"]) == {"A", M.NO_VALUE} and t["per_qtype"][M.NO_VALUE]["total"] == 1
     md = metrics_markdown({"benchmark": "x", "finished": 1, "episodes": 1, "failed": [], "metrics": t})
     assert "per_category." not in md and "| per_qtype. |" not in md and f"per_qtype.{M.NO_VALUE}" in md
+
+
+def test_seed_interval_resamples_seeds_not_questions():
+    same = [(16, 20)] * 6  # every seed alike: no spread between runs
+    assert M.seed_interval(same) == pytest.approx((0.8, 0.8))
+    spread = [(12, 20), (20, 20), (15, 20), (19, 20), (14, 20), (18, 20)]
+    lo, hi = M.seed_interval(spread)
+    pooled = sum(c for c, _ in spread) / sum(n for _, n in spread)
+    assert lo < pooled < hi and 0.6 <= lo and hi <= 1.0
+    assert M.seed_interval(spread) == (lo, hi)  # fixed resampling seed: the same figures every run
+    narrow = M.seed_interval(spread, level=0.5)
+    assert lo <= narrow[0] <= narrow[1] <= hi
+    # pooled, not a mean of per-seed accuracies: a big episode weighs more
+    assert M.seed_interval([(0, 1), (90, 100)], resamples=4000)[1] == pytest.approx(0.9, abs=1e-9)
+    assert M.seed_interval([(3, 4), (0, 0)]) == pytest.approx((0.75, 0.75))  # a seed without questions adds nothing
+
+
+@pytest.mark.parametrize("bad, kw", [([], {}), ([(0, 0)], {}), ([(5, 4)], {}), ([(-1, 4)], {}), ([(1, 2)], {"level": 1.0})])
+def test_seed_interval_refuses_bad_input(bad, kw):
+    with pytest.raises(ValueError):
+        M.seed_interval(bad, **kw)

@@ -43,6 +43,25 @@ def _acc(recs: Sequence[Mapping[str, Any]], correct_key: str) -> dict[str, Any]:
             "random_weights": sum(Flag.RANDOM_WEIGHTS in (r.get("flags") or ()) for r in recs)}
 
 
+def seed_interval(per_seed: Sequence[tuple[int, int]], level: float = 0.95, resamples: int = 2000,
+                  rng_seed: int = 0) -> tuple[float, float]:
+    """Interval of a pooled accuracy over seeds: ``per_seed`` holds (correct, total) of each seed (episode);
+    the seeds are resampled with replacement ``resamples`` times and the pooled accuracy of each resample
+    (correct over total) is taken; returns its central ``level`` interval. Questions of one episode share its
+    layout and its noise, so the seed, not the question, is the unit that varies between runs."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    counts = np.asarray([(c, n) for c, n in per_seed if n > 0], dtype=np.float64).reshape(-1, 2)
+    if not len(counts):
+        raise ValueError("seed_interval needs at least one seed with questions")
+    if np.any(counts[:, 0] < 0) or np.any(counts[:, 0] > counts[:, 1]):
+        raise ValueError("each seed's correct count must be within 0..total")
+    pick = np.random.default_rng(rng_seed).integers(0, len(counts), size=(resamples, len(counts)))
+    acc = counts[pick, 0].sum(axis=1) / counts[pick, 1].sum(axis=1)
+    lo, hi = np.quantile(acc, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
 def is_abstention(answer: Any) -> bool:
     """Whether the model declined to answer (flag "abstained", no letter): recorded as an abstention and
     scored as wrong, never as the letter a tie-break would pick."""
