@@ -2,13 +2,14 @@
 and ``realistic``), pooled over seeds, per episode length, beside the demo's baselines.
 
     python benchmarks/agent_accuracy.py [--seeds 0 1 2 3 4 5] [--minutes 10 [20 60]] [--noise none realistic]
-                                        [--phrasings templates|dev|heldout]
+                                        [--phrasings templates|dev|heldout] [--jobs 2]
 
 Per episode length: one line per (seed, noise), a per-subtask table - each accuracy followed by its 95%
 interval over seeds (bench.metrics.seed_interval: seeds resampled; six seeds leave a subtask of 20 questions
 per episode several points either way) - then ``overall_<noise>=<acc>`` (and,
 for the last length, the same lines again without a suffix as the summary), ``peak_rss_mb=`` of this
-process. The default is 10-minute episodes on seeds 0-5. ``--phrasings`` asks the same questions in other
+process (or of the largest worker with ``--jobs``: episodes streamed in parallel, the figures unchanged).
+The default is 10-minute episodes on seeds 0-5. ``--phrasings`` asks the same questions in other
 words (sim/questions.py): ``dev`` phrasings are for development; ``heldout`` phrasings are reserved for this
 benchmark and only read in aggregate. Baselines (current frame, chance) are computed with noise ``none``.
 """
@@ -18,6 +19,8 @@ import argparse
 import resource
 import sys
 import time
+from contextlib import nullcontext
+from multiprocessing import Pool
 
 from directme.bench.metrics import seed_interval
 from directme.commands.demo import evaluate_episode, summarise
@@ -27,25 +30,39 @@ NOISES = ("none", "realistic")
 
 
 def peak_rss_mb() -> float:
-    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    """Peak resident memory of this process or of the largest finished worker (``--jobs``), in MB."""
+    kb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     return kb / 1024.0 if sys.platform != "darwin" else kb / 2 ** 20
 
 
-def run_length(minutes: float, seeds: list[int], noises: list[str], phrasings: str) -> dict:
+def run_seed(job: tuple[float, int, tuple[str, ...], str]) -> dict[str, tuple[str, list]]:
+    """One episode under each noise: noise -> (its progress line, its question records)."""
+    minutes, seed, noises, phrasings = job
+    t0 = time.perf_counter()
+    ep = generate_episode(seed=seed, minutes=minutes, phrasings=phrasings)
+    out = {}
+    for noise in noises:
+        r = evaluate_episode(ep, noise, seed, baselines=noise == "none")
+        out[noise] = (f"minutes={minutes:g} seed={seed} noise={noise} phrasings={phrasings} overall={r['overall']:.3f} "
+                      f"questions={r['n_questions']} abstained={sum('abstained' in q['flags'] for q in r['questions'])} "
+                      f"wall_s={time.perf_counter() - t0:.0f}", r["questions"])
+    return out
+
+
+def run_length(minutes: float, seeds: list[int], noises: list[str], phrasings: str, jobs: int = 1) -> dict:
+    """Pooled results per noise; ``jobs`` > 1 streams that many episodes at a time in worker processes (the
+    figures do not depend on it: every episode is seeded; lines still come in seed order)."""
     runs: dict[str, list] = {n: [] for n in noises}
     per_seed: dict[str, dict[str, list[tuple[int, int]]]] = {n: {} for n in noises}  # noise -> subtask -> (correct, n)
-    for seed in seeds:
-        t0 = time.perf_counter()
-        ep = generate_episode(seed=seed, minutes=minutes, phrasings=phrasings)
-        for noise in noises:
-            r = evaluate_episode(ep, noise, seed, baselines=noise == "none")
-            runs[noise].extend(r["questions"])
-            for s in {q["subtask"] for q in r["questions"]} | {"overall"}:
-                qs = [q for q in r["questions"] if s in ("overall", q["subtask"])]
-                per_seed[noise].setdefault(s, []).append((sum(q["chosen"] == q["correct"] for q in qs), len(qs)))
-            print(f"minutes={minutes:g} seed={seed} noise={noise} phrasings={phrasings} overall={r['overall']:.3f} "
-                  f"questions={r['n_questions']} abstained={sum('abstained' in q['flags'] for q in r['questions'])} "
-                  f"wall_s={time.perf_counter() - t0:.0f}", flush=True)
+    work = [(minutes, seed, tuple(noises), phrasings) for seed in seeds]
+    with Pool(jobs, maxtasksperchild=1) if jobs > 1 else nullcontext() as pool:
+        for res in (pool.imap(run_seed, work) if pool is not None else map(run_seed, work)):
+            for noise, (line, questions) in res.items():
+                runs[noise].extend(questions)
+                for s in {q["subtask"] for q in questions} | {"overall"}:
+                    qs = [q for q in questions if s in ("overall", q["subtask"])]
+                    per_seed[noise].setdefault(s, []).append((sum(q["chosen"] == q["correct"] for q in qs), len(qs)))
+                print(line, flush=True)
     out = {n: summarise(q) for n, q in runs.items()}
     for n in noises:
         out[n]["interval"] = {s: seed_interval(v) for s, v in per_seed[n].items()}
@@ -80,12 +97,13 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4, 5])
     ap.add_argument("--minutes", type=float, nargs="+", default=[10.0], help="episode lengths (default 10)")
     ap.add_argument("--noise", nargs="+", default=list(NOISES), choices=NOISES)
+    ap.add_argument("--jobs", type=int, default=1, help="episodes streamed in parallel (processes; default 1)")
     ap.add_argument("--phrasings", default="templates", choices=("templates", "dev", "heldout"),
                     help="the words the simulator asks its questions in (default %(default)s)")
     a = ap.parse_args()
     res: dict = {}
     for minutes in a.minutes:
-        res = run_length(minutes, a.seeds, a.noise, a.phrasings)
+        res = run_length(minutes, a.seeds, a.noise, a.phrasings, max(1, a.jobs))
         print_table(minutes, res)
         print(f"peak_rss_mb={peak_rss_mb():.0f}", flush=True)
     for n in reversed(list(res)):  # the last length, unsuffixed (realistic first, none last)
