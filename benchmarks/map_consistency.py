@@ -4,8 +4,8 @@ noise (drifting input poses), measured against the simulator's ground truth.
     python benchmarks/map_consistency.py [--seeds 128 129] [--minutes 10] [--noise realistic|none]
 
 Two figures per seed, both in metres along the ground:
-- ``pair_err``: for every pair of objects that never move in the episode (each with the node that took most of
-  its sightings, seen at least 3 times), how far the vector between their nodes at the end differs from the
+- ``pair_err``: for every pair of objects that never move in the episode (each with its node seen most often,
+  at least 3 times, among the nodes whose sightings are mostly of it: ``sim.scoring.association_score``), how far the vector between their nodes at the end differs from the
   vector between their true places (median, 90th percentile). A global offset or a constant heading error of
   the whole map costs nothing here; parts of the map mapped with different drift do.
 - ``revisit_err``: on every frame of a visit to a room visited before, how far the wearer's pose error (the
@@ -24,7 +24,7 @@ import numpy as np
 from directme.agent import Agent
 from directme.config import oracle_config
 from directme.sim import generate_episode
-from directme.sim.scoring import gt_object
+from directme.sim.scoring import association_score, gt_object
 
 
 def revisit_errors(err_xy: np.ndarray, rooms: list) -> np.ndarray:
@@ -60,20 +60,14 @@ def run_seed(seed: int, minutes: float, noise: str = "realistic") -> dict:
             err_mem.append(((mem.T_mem_input @ T_in)[:3, 3] - t_true)[:2])
             room = ep.layout.room_at(*t_true[:2])
             rooms.append(None if room is None else id(room))
-    snap = mem.as_of(float(ep.frames_gt[-1].t_s) + 1.0)
+    snap = mem.as_of(mem.latest_t_s)
     never_moved = {o.object_id: o for o in ep.objects
                    if not any(e.object_id == o.object_id for e in ep.events)}
-    best: dict[int, tuple[np.ndarray, int]] = {}
-    for nid, votes in sightings.items():
-        if nid not in snap.objects:
-            continue  # folded into another node
-        truth = [(g, n) for g, n in votes.items() if g is not None]
-        if not truth:
-            continue
-        g, n = max(truth, key=lambda gn: gn[1])
+    best: dict[int, tuple[np.ndarray, int]] = {}  # true object -> (its best-seen node's place, that node's sightings)
+    for nid, g in association_score(mem, sightings).node_gt.items():  # merged nodes' sightings count for the survivor
         node = snap.objects[nid]
-        if g in never_moved and node.n_obs >= 3 and (g not in best or n > best[g][1]):
-            best[g] = (np.asarray(node.position_w, dtype=np.float64)[:2], n)
+        if g in never_moved and node.n_obs >= 3 and (g not in best or node.n_obs > best[g][1]):
+            best[g] = (np.asarray(node.position_w, dtype=np.float64)[:2], node.n_obs)
     ids = sorted(best)
     P = np.array([best[g][0] for g in ids]).reshape(-1, 2)
     G = np.array([np.asarray(never_moved[g].positions_w[0][1], dtype=np.float64)[:2] for g in ids]).reshape(-1, 2)
