@@ -250,12 +250,14 @@ def test_two_objects_of_a_label_seen_together_once_are_never_folded_into_one():
     assert max(n for r in mem.objects.records for n in r.stood_in_for.values()) >= 3  # it did stand in
 
 
-def _carried_out_of_view(link_window_s: float, other_backpack: bool = False, until: float = math.inf):
+def _carried_out_of_view(link_window_s: float, other_backpack: bool = False, until: float = math.inf,
+                         seen_taken: bool = False, link_taken: bool = True):
     """A backpack seen at rest, the wearer walks up to it (it is picked up: not seen again, its place never seen
     again), walks 6 m away and puts a backpack down within reach, seen from 0.8 m; with ``other_backpack`` a
-    second backpack was also reached just before (then which one was carried is unknown)."""
+    second backpack was also reached just before (then which one was carried is unknown). With ``seen_taken``
+    its place is seen empty at t=5, from where it was first seen (a wall behind it), before the walk away."""
     cfg = MemoryConfig(up_world=(0.0, 0.0, 1.0))
-    cfg = cfg.replace(association__link_window_s=link_window_s)
+    cfg = cfg.replace(association__link_window_s=link_window_s, association__link_taken=link_taken)
     mem = SpatialMemory(cfg)
     bag = Box(7, "backpack", (0.0, 0.0, 0.2), (0.3, 0.2, 0.4))
     twin = Box(8, "backpack", (0.0, 1.5, 0.2), (0.3, 0.2, 0.4))
@@ -266,6 +268,9 @@ def _carried_out_of_view(link_window_s: float, other_backpack: bool = False, unt
     for k, eye in enumerate([(0.6, 0.0, 1.5), (0.6, 1.5, 1.5), (2.0, -3.0, 1.5), (3.0, -6.0, 1.5)], start=3):
         wall = Box(20 + k, "whiteboard", (eye[0] + 3.0, eye[1], 2.5), (0.1, 4.0, 3.0))  # something to see: depth
         frames.append(perceive([wall], look_at(eye, (eye[0] + 1.0, eye[1], 2.5)), K, float(k), k))
+    if seen_taken:
+        behind = Box(30, "whiteboard", (-1.0, 0.5, 1.0), (0.1, 4.0, 2.0))
+        frames[5] = perceive([behind], look_at((2.5, 0.5, 1.5), (0.0, 0.5, 0.2)), K, 5.0, 5)
     put = Box(9, "backpack", (3.8, -6.6, 0.2), (0.3, 0.2, 0.4))  # a new track id: the tracker lost it meanwhile
     for k in range(7, 10):
         frames.append(perceive([put], look_at((3.2, -6.0, 1.5), (3.8, -6.6, 0.2)), K, float(k), k))
@@ -287,3 +292,20 @@ def test_an_object_the_wearer_reached_then_put_down_out_of_view_is_one_object_mo
         assert snapshot_facts(mem.as_of(t)) == snapshot_facts(_carried_out_of_view(60.0, until=t)[0].as_of(t)), t
     two, _ = _carried_out_of_view(60.0, other_backpack=True)  # two candidates: nothing is linked
     assert len([o for o in two.as_of(9.0).objects.values() if o.label == "backpack" and o.present]) == 3
+
+
+def test_an_object_seen_gone_after_the_wearer_reached_it_was_taken_and_its_put_down_is_a_move():
+    """Its place seen empty right after the wearer stood at it: gone from there, but taken along, not removed
+    by someone else; put down 7 m away and seen there twice, it is the same object moved
+    (``association.link_taken``). Off: a second node."""
+    mem, put = _carried_out_of_view(60.0, seen_taken=True)
+    (old,) = [o for o in mem.as_of(5.0).objects.values() if o.label == "backpack"]
+    assert not old.present
+    bags = [o for o in mem.as_of(9.0).objects.values() if o.label == "backpack"]
+    assert len(bags) == 1 and bags[0].present and len(bags[0].position_history) == 2
+    assert np.linalg.norm(bags[0].position_w - put.centre_w) < 0.1
+    off, _ = _carried_out_of_view(60.0, seen_taken=True, link_taken=False)
+    bags = sorted((o for o in off.as_of(9.0).objects.values() if o.label == "backpack"), key=lambda o: o.first_seen_s)
+    assert [o.present for o in bags] == [False, True]
+    for t in (7.0, 8.0):  # causal: as of any time, what a memory of the frames up to then says
+        assert snapshot_facts(mem.as_of(t)) == snapshot_facts(_carried_out_of_view(60.0, until=t, seen_taken=True)[0].as_of(t))

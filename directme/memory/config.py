@@ -107,6 +107,7 @@ class AssociationConfig:
     carry_min_move_m: float = 0.3  # ... while it moved this far in the world (it moves with the wearer) ...
     carry_window_s: float = 2.0  # ... that sighting at most this long ago
     link_window_s: float = 60.0  # a new object confirmed this soon after the one object of its label last seen and then reached by the wearer is that one, carried (0: off)
+    link_taken: bool = True  # ... also when that object was seen gone after the wearer reached it (taken by the wearer)
 
     def __post_init__(self) -> None:
         _check(self, positive=("match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "recent_s",

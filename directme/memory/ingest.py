@@ -253,13 +253,14 @@ def _explained_by(rec: ObjectRecord, objs: ObjectStore) -> Optional[ObjectRecord
     return near[0][1]
 
 
-def link_carried(rec: ObjectRecord, objs: ObjectStore, t_s: float, nearest_since: Callable[[int, np.ndarray], float]) -> bool:
+def link_carried(rec: ObjectRecord, objs: ObjectStore, t_s: float, nearest_since: Callable[..., float]) -> bool:
     """A new object just confirmed (seen ``association.confirm_obs`` times), first seen with the wearer at hand's reach of
-    it (``gone.hand_reach_m``: put down), elsewhere than the one remembered object
-    of its label that the wearer reached (came within ``gone.hand_reach_m`` along the ground: ``nearest_since(ego
-    frame, point)``) after its last sighting, at most ``association.link_window_s`` before, is that object, carried
-    here (its old place not seen since: nothing said it left). The new node is folded into it as a new placement.
-    Two or more such candidates: which one it is is unknown, nothing is done. Returns whether it was linked."""
+    it (``gone.hand_reach_m``: put down), elsewhere than the one remembered object of its label that the wearer
+    reached (came within ``gone.hand_reach_m`` along the ground: ``nearest_since(ego frame, point[, until])``) after its
+    last sighting, at most ``association.link_window_s`` before, is that object, carried here: its old place not seen
+    since (nothing said it left), or seen empty only after the wearer had reached it (taken by the wearer, not
+    removed by someone else). The new node is folded into it as a new placement. Two or more such candidates:
+    which one it is is unknown, nothing is done. Returns whether it was linked."""
     a, g = objs.cfg.association, objs.cfg.gone
     if a.link_window_s <= 0 or len(rec.obs_t) != a.confirm_obs or rec.merges or len(rec.placements_s) != 1:
         return False
@@ -269,12 +270,15 @@ def link_carried(rec: ObjectRecord, objs: ObjectStore, t_s: float, nearest_since
     found = []
     for other in objs.records:
         if (other is rec or other.merged_into is not None or not other.obs_t or other.carried
-                or not other.state.present or not 0.0 < first - other.last_seen_s <= a.link_window_s
+                or not 0.0 < first - other.last_seen_s <= a.link_window_s
                 or tentative(other, objs.cfg) or other.label_id_from_votes() != label):
             continue
         if float(np.linalg.norm((other.position - rec.position)[:2])) <= max(a.track_jump_m, a.max_reentry_m):
             continue  # near its place: association's call (a duplicate, or a small move)
-        if co_observed(other, rec) or nearest_since(int(other.obs_frame[-1]), other.position) > g.hand_reach_m:
+        gone_s = math.inf if other.state.present else other.state.gone_since_s
+        if not a.link_taken and gone_s < math.inf or math.isnan(gone_s):
+            continue  # gone, or never confirmed present
+        if co_observed(other, rec) or nearest_since(int(other.obs_frame[-1]), other.position, gone_s) > g.hand_reach_m:
             continue
         found.append(other)
     if len(found) != 1:
