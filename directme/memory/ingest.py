@@ -276,7 +276,7 @@ def link_carried(rec: ObjectRecord, objs: ObjectStore, t_s: float, nearest_since
         if float(np.linalg.norm((other.position - rec.position)[:2])) <= max(a.track_jump_m, a.max_reentry_m):
             continue  # near its place: association's call (a duplicate, or a small move)
         gone_s = math.inf if other.state.present else other.state.gone_since_s
-        if not a.link_taken and gone_s < math.inf or math.isnan(gone_s):
+        if (not a.link_taken and gone_s < math.inf) or math.isnan(gone_s):
             continue  # gone, or never confirmed present
         if co_observed(other, rec) or nearest_since(int(other.obs_frame[-1]), other.position, gone_s) > g.hand_reach_m:
             continue
