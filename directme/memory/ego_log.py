@@ -63,7 +63,7 @@ class EgoLog:
     def nearest_since(self, frame_pos: int, point_w: np.ndarray, until_t_s: float = math.inf) -> float:
         """The wearer's nearest approach (m, along the ground: across the world's up when it is known) to
         ``point_w`` from the frame at ``frame_pos`` on (up to the frames at ``until_t_s``)."""
-        T = self.T.view()[frame_pos: None if until_t_s == math.inf else max(frame_pos, self.n_frames_at(until_t_s))]
+        T = self.T.view()[frame_pos: self.n_frames_at(until_t_s)]
         if not len(T):
             return math.inf
         return float(np.min(ground_distances_m(T[:, :3, 3], point_w, self.up_world)))
