@@ -144,6 +144,21 @@ def test_count_text_agrees_in_number(n_present, phrase):
     assert ask("How many apples are there?", [], objects=objects).text == phrase
 
 
+def test_a_count_cites_the_objects_it_counted_with_their_probabilities():
+    """The evidence of a count is every node counted (with the probability it counted with), not the first few
+    matches: four apples, one of them seen gone and one a second view of another within the duplicate radius."""
+    apples = [obj(f"ap{i}", "Apple", (9.0 + i, 1.0), t0=30, t1=39) for i in range(3)] + \
+             [obj("ap_twin", "Apple", (9.1, 1.0), t0=30, t1=31), obj("ap_gone", "Apple", (5.0, 1.0), t0=5, t1=9, present=False)]
+    a = ask("How many apples are there?", [], objects=OBJECTS[:4] + apples)
+    assert a.text.startswith("3 apples") and a.letter is None
+    counted = {e.node_id: e.detail for e in a.evidence}
+    assert set(counted) == {"ap0", "ap1", "ap2", "ap_gone"}  # the twin counts once (as ap0); the gone one at its 2%
+    assert counted["ap0"] == "counted with probability 0.98" and counted["ap_gone"] == "counted with probability 0.02"
+    assert all(e.label == "Apple" and e.times_s[1] <= 40.0 for e in a.evidence)
+    where = ask("Where is the sofa?", [])
+    assert [e.detail.split()[0] for e in where.evidence] == ["matched"]  # other answers cite their matches
+
+
 # no scene tags (e.g. RGB-D input without a scene tagger): 4 m along +x, turn left, 3 m along +y
 UNTAGGED = [(float(t), float(t), 0.0, 0.0, None) for t in range(5)] + \
            [(float(t), 4.0, float(t - 4), 90.0, None) for t in range(5, 8)]

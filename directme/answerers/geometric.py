@@ -24,6 +24,7 @@ from ..query.options import OptionKind, OptionMeaning
 from ..query.retrieval import match_target
 from ..query.timeref import place_runs
 from ..query.vocab import canonical, counted, label_keys
+from ..query.context import node_evidence
 from ..query.types import QueryContext
 from ..types import OPTION_LETTERS, Answer, Flag
 from .changes import change_kind, describe, events_of, option_scores
@@ -217,15 +218,16 @@ class GeometricAnswerer:
         nodes = [n for n in _target_nodes(ctx, 0, self.count_min_similarity) if n.n_obs >= self.count_min_obs]
         if place:
             nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
-        belief, _ = count_belief(nodes, self.duplicate_radius_m, asked=lambda label: target.key in label_keys(label),
-                                 label_vote_logodds=self.label_vote_logodds)
+        belief, kept = count_belief(nodes, self.duplicate_radius_m, asked=lambda label: target.key in label_keys(label),
+                                    label_vote_logodds=self.label_vote_logodds)
         k = belief.most_likely
         where = f" in the {place}" if place else ""
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
         sure = belief.p(k) >= self.count_sure_p
         text = f"{counted(k, target.text)}{where}" + ("." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
-        return Prediction(PredictionKind.COUNT, text, belief.p(k) if known else 0.2, count=k,
-                          count_pmf=belief.pmf, flags=() if known else (Flag.NO_EVIDENCE,))
+        counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}") for n, p in kept)
+        return Prediction(PredictionKind.COUNT, text, belief.p(k) if known else 0.2, count=k, count_pmf=belief.pmf,
+                          flags=() if known else (Flag.NO_EVIDENCE,), evidence=counted_nodes)
 
     def _recall(self, ctx: QueryContext) -> Prediction:
         place = ctx.intent.places[0] if ctx.intent.places else None
@@ -351,7 +353,7 @@ class GeometricAnswerer:
                 flags.append(Flag.ABSTAINED)
         text = pred.text if letter is None else f"{letter}. {ctx.options[OPTION_LETTERS.index(letter)]} ({pred.text})"
         return Answer(question=ctx.question, t_s=ctx.t_s, text=text, letter=letter, confidence=conf,
-                      option_scores=scores, evidence=ctx.evidence, subgraph_text=ctx.subgraph_text,
+                      option_scores=scores, evidence=pred.evidence or ctx.evidence, subgraph_text=ctx.subgraph_text,
                       answerer=self.name, flags=tuple(dict.fromkeys(flags + list(ctx.intent.flags))),
                       latency_s=time.perf_counter() - t0)
 

@@ -12,7 +12,7 @@ from ..memory.snapshot import ObjectNode
 from ..query.options import OptionKind, OptionMeaning
 from ..query.parsed import Target
 from ..query.retrieval import Match
-from ..query.types import QueryContext
+from ..query.types import Evidence, QueryContext
 from ..query.vocab import canonical
 from ..types import Flag, TextEnum
 
@@ -47,6 +47,7 @@ class Prediction:
     metres: float = 0.0
     count_pmf: tuple[float, ...] = ()  # P(count = k) per k, when the count is uncertain
     flags: tuple[Flag, ...] = ()
+    evidence: tuple[Evidence, ...] = ()  # the memory items it rests on, when narrower than the context's (a count: those counted)
 
 
 def no_answer(reason: str, flag: Flag = Flag.NO_EVIDENCE) -> Prediction:

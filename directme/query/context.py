@@ -20,6 +20,14 @@ from .types import Evidence, Facts, QueryContext
 from .vocab import Vocabulary
 
 
+def node_evidence(snapshot: MemorySnapshot, node_id: str, detail: str) -> Evidence:
+    """One remembered object as an answer's evidence: its label, first and last sighting, keyframe times up to the
+    snapshot's time, and ``detail`` (how the answer used it)."""
+    node = snapshot.objects[node_id]
+    return Evidence(node_id=node_id, label=node.label, times_s=(node.first_seen_s, node.last_seen_s),
+                    keyframe_times_s=tuple(r.t_s for r in node.keyframes if r.t_s <= snapshot.t_s), detail=detail)
+
+
 def build_context(question: str, options: Sequence[str], snapshot: MemorySnapshot, vocab: Vocabulary,
                   embedder: Optional[CachedEmbedder] = None, reach_m: float = 1.0, max_keyframes: int = 4,
                   just_now_s: float = 10.0, image_loader: Optional[ImageLoader] = None,
@@ -40,13 +48,9 @@ def build_context(question: str, options: Sequence[str], snapshot: MemorySnapsho
         text += "\nYour path (from camera poses; no room names): " + path.describe()
     if when.t_eval != snapshot.t_s or when.detail:
         text += f"\nQuestion time: {snapshot.t_s:.1f} s; evaluated at {when.t_eval:.1f} s ({when.detail or 'now'})."
-    evidence = tuple(
-        Evidence(node_id=nid, label=snapshot.objects[nid].label,
-                 times_s=(snapshot.objects[nid].first_seen_s, snapshot.objects[nid].last_seen_s),
-                 keyframe_times_s=tuple(r.t_s for r in snapshot.objects[nid].keyframes if r.t_s <= snapshot.t_s),
-                 detail="matched " + ", ".join(f"{m.how} {m.score:.2f}" for ms in matches for m in ms
-                                               if m.node_id == nid))
-        for nid in node_ids)
+    evidence = tuple(node_evidence(snapshot, nid, "matched " + ", ".join(f"{m.how} {m.score:.2f}" for ms in matches
+                                                                         for m in ms if m.node_id == nid))
+                     for nid in node_ids)
     keyframes = load_keyframes(snapshot, node_ids, snapshot.t_s, image_loader, max_keyframes)
     facts = Facts(matches=tuple(tuple(ms) for ms in matches), time=when,
                   options=tuple(parse_options(options, vocab, place_tags)), reach_m=float(reach_m),
