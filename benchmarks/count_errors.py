@@ -14,13 +14,17 @@ room if one is named) that no counted node stands for is one of:
 - ``other_room``: its node is present but placed in another room;
 - ``other_class``: its node is present but counted as another class.
 
-and each node counted with probability at least one half that stands for none of them is one of:
+and each counted node present with probability at least one half that stands for none of them is one of:
 
 - ``false_detection``: no ground-truth object behind it;
 - ``duplicate``: a second node of an object already counted;
 - ``removed``: it stands for an object that is no longer in the scene (removed, or being carried);
 - ``moved_elsewhere``: it stands for an object of the class that is now in another room;
-- ``other_class_extra``: it stands for an object of another class.
+- ``other_class_extra``: it stands for an object of another class;
+
+and ``spread`` when neither kind is found: the counted nodes present with probability at least one half are exactly
+the counted objects, and the less likely nodes (a false detection seen once, a half-believed removal) moved
+the most likely count off the truth.
 
 The counted nodes are the answer's evidence (``Answer.evidence``: every node the count used). Prints one line
 per seed, then ``by_time=`` (share right per quarter of the episode), ``over=`` / ``under=`` (wrong answers
@@ -39,7 +43,7 @@ from directme.sim.scoring import association_score, gt_object
 
 SUBTASK = "Quantity Change Tracking"
 MISSING = ("never_reported", "unmatched", "believed_gone", "other_room", "other_class")
-EXTRA = ("false_detection", "duplicate", "removed", "moved_elsewhere", "other_class_extra")
+EXTRA = ("false_detection", "duplicate", "removed", "moved_elsewhere", "other_class_extra", "spread")
 
 
 def _room(ep, position_w) -> str:
@@ -104,6 +108,8 @@ def census(ep, noise: str, seed: int) -> list[dict]:
                 row["causes"]["other_class"] += 1
             else:
                 row["causes"]["other_room"] += 1
+        if not row["causes"]:
+            row["causes"]["spread"] = 1
     return rows
 
 

@@ -23,7 +23,7 @@ def test_the_census_answers_as_the_accuracy_benchmark_and_names_a_cause_for_what
     assert [r["right"] for r in rows] == [q["chosen"] == q["correct"] for q in full]
     assert any(not r["right"] for r in rows)  # seed 0 has a wrong count under realistic noise
     for r in rows:
-        assert not r["causes"] if r["right"] else set(r["causes"]) <= set(count_errors.MISSING + count_errors.EXTRA)
+        assert not r["causes"] if r["right"] else r["causes"] and set(r["causes"]) <= set(count_errors.MISSING + count_errors.EXTRA)
         assert (r["said"] == r["truth"]) == r["right"] or r["said"] is None
 
 
