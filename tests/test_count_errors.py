@@ -14,7 +14,7 @@ count_errors = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(count_errors)
 
 
-def test_the_census_answers_as_the_accuracy_benchmark_and_names_a_cause_for_what_it_explains():
+def test_the_census_answers_as_the_accuracy_benchmark_and_names_a_cause_for_every_wrong_count():
     ep = generate_episode(seed=0, minutes=3)
     rows = count_errors.census(ep, "realistic", 0)
     full = [q for q in evaluate_episode(ep, "realistic", 0, baselines=False)["questions"]

@@ -18,13 +18,13 @@ import numpy as np
 
 from ..geometry import azimuth_deg, clock_hour, ground_distance_m
 from ..memory.snapshot import ObjectNode
+from ..query.context import node_evidence
 from ..query.ego import direction_text, ego_frame_at, object_place, place_votes, position_at
 from ..query.intent import MIN_PARSE_CONFIDENCE, Primitive, Target
 from ..query.options import OptionKind, OptionMeaning
 from ..query.retrieval import match_target
 from ..query.timeref import place_runs
 from ..query.vocab import canonical, counted, label_keys
-from ..query.context import node_evidence
 from ..query.types import QueryContext
 from ..types import OPTION_LETTERS, Answer, Flag
 from .changes import change_kind, describe, events_of, option_scores
