@@ -34,16 +34,24 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter, defaultdict
+from typing import Optional
 
 from directme.agent import Agent
 from directme.config import oracle_config
+from directme.query.options import parse_option
+from directme.query.vocab import Vocabulary
 from directme.sim import generate_episode
-from directme.sim.questions import COUNT_WORDS
 from directme.sim.scoring import association_score, gt_object
 
 SUBTASK = "Quantity Change Tracking"
 MISSING = ("never_reported", "unmatched", "believed_gone", "other_room", "other_class")
 EXTRA = ("false_detection", "duplicate", "removed", "moved_elsewhere", "other_class_extra", "spread")
+_VOCAB = Vocabulary(include_objects365=False)  # counts are parsed before any label is looked up
+
+
+def _option_number(option: str) -> Optional[int]:
+    """The number a count option says ("Two." or "2"; None for another kind of option), read by the agent's parser."""
+    return parse_option(option, _VOCAB).number
 
 
 def _room(ep, position_w) -> str:
@@ -70,7 +78,7 @@ def census(ep, noise: str, seed: int) -> list[dict]:
             frame = next(frames, None)
         answer = agent.ask(q.text, t=q.t_s, options=q.options)
         truth = int(q.meta["answer_value"])
-        said = None if answer.letter is None else _count_word(q.options[ord(answer.letter) - ord("A")])
+        said = None if answer.letter is None else _option_number(q.options[ord(answer.letter) - ord("A")])
         row = {"t_s": q.t_s, "truth": truth, "said": said, "right": answer.letter == q.answer, "causes": Counter()}
         rows.append(row)
         if row["right"]:
@@ -111,12 +119,6 @@ def census(ep, noise: str, seed: int) -> list[dict]:
         if not row["causes"]:
             row["causes"]["spread"] = 1
     return rows
-
-
-def _count_word(option: str) -> int:
-    """The number a count option of the simulator says ("Two." or "2")."""
-    word = option.strip().rstrip(".").capitalize()
-    return COUNT_WORDS.index(word) if word in COUNT_WORDS else int(word)
 
 
 def main() -> None:
