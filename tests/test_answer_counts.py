@@ -69,3 +69,17 @@ def test_equal_votes_split_the_probability_and_a_stronger_vote_weight_sharpens_i
     soft = count_belief([lean], 0.4, asked=lambda lab: lab == "Basket", label_vote_logodds=1.0)[1][0][1]
     sharp = count_belief([lean], 0.4, asked=lambda lab: lab == "Basket", label_vote_logodds=6.0)[1][0][1]
     assert 0.49 < soft < sharp < 0.98
+
+
+def test_an_old_node_and_the_node_it_was_carried_to_are_one_object_at_one_of_two_places():
+    """Carried away with chance 0.44 (the new node's probability): the old node counts 0.27 x 0.56; counted together
+    they are one term (0.44 + 0.15: one basket, P(1) = 0.59), not two independent ones (P(0) = 0.48 > P(1))."""
+    old = type(obj("old", "Basket", (0.0, 0.0)))(**{**obj("old", "Basket", (0.0, 0.0)).__dict__, "presence_p": 0.27})
+    new = type(old)(**{**obj("new", "Basket", (5.0, 0.0), n_obs=1).__dict__, "presence_p": 0.44})
+    belief, used = count_belief([old, new], 0.4, carried={"old": (0.44, "new")})
+    assert dict((n.node_id, round(p, 4)) for n, p in used) == {"new": 0.44, "old": round(0.27 * 0.56, 4)}
+    assert len(belief.pmf) == 2 and abs(belief.p(1) - (0.44 + 0.27 * 0.56)) < 1e-9 and belief.most_likely == 1
+    alone, _ = count_belief([old], 0.4, carried={"old": (0.44, "new")})  # a room count without the new node
+    assert abs(alone.p(1) - 0.27 * 0.56) < 1e-9 and alone.most_likely == 0
+    independent, _ = count_belief([old, new], 0.4)
+    assert len(independent.pmf) == 3 and abs(independent.p(1) - (0.27 * 0.56 + 0.73 * 0.44)) < 1e-9

@@ -8,7 +8,17 @@ The class probability is a posterior over the labels the detector gave the objec
 the votes: each sighting names the true class far more often than any one other class, so four votes
 "basket" against one "trash can" make a basket almost surely (the share would say 0.8), and one vote
 "backpack" among twenty "chair" makes a chair. Each unit of (score-weighted) vote adds
-``label_vote_logodds`` to its label's log-odds against every other label the object was given."""
+``label_vote_logodds`` to its label's log-odds against every other label the object was given.
+
+An object the wearer takes along is out of view while carried (held low, or a camera that does not show the
+hands): memory sees it reached at its old place, then, maybe, once at the new place, with the wearer at hand's
+reach again - too few sightings for memory to fold the new node into the old one (memory/ingest.py
+``link_carried`` waits for a confirmed node). A count asked in that moment counts both. :func:`put_down_links`
+reads the pattern from the snapshot: a node seen once, first seen within hand's reach of the wearer, and the
+one (or several) confirmed node(s) of its label that the wearer came within hand's reach of after their last
+sighting, not long before, elsewhere. Such an old node counts only with the chance that the new one is not
+it (the new node's probability, shared among the candidates): the pair is one object, most likely at its new
+place."""
 from __future__ import annotations
 
 import math
@@ -17,7 +27,9 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..geometry import ground_distances_m
 from ..memory import ObjectNode
+from ..memory.snapshot import EgoTrack
 
 
 @dataclass(frozen=True)
@@ -58,24 +70,90 @@ def label_probability(votes: Mapping[str, float], asked: Callable[[str], bool], 
     return sum(x for ok, x in weights if ok) / sum(x for _, x in weights)
 
 
+@dataclass(frozen=True)
+class PutDownLink:
+    """How a node seen once right by the wearer is read as an object the wearer carried there (see module docstring)."""
+
+    hand_reach_m: float = 1.2  # the wearer reached an object / put one down: ground distance at most this
+    window_s: float = 60.0  # the new node was first seen at most this long after the old one's last sighting
+    min_move_m: float = 1.5  # ... at least this far from it along the ground (nearer: association's call)
+
+
+def _ground_xy_dist(a: np.ndarray, b: np.ndarray, up: np.ndarray) -> float:
+    return float(ground_distances_m(np.asarray(a, dtype=np.float64)[None], np.asarray(b, dtype=np.float64), up)[0])
+
+
+def put_down_links(nodes: Sequence[tuple[ObjectNode, float]], ego: EgoTrack, up_world: np.ndarray,
+                   cfg: PutDownLink = PutDownLink()) -> dict[str, tuple[float, str]]:
+    """For the (node, probability) pairs of one class: node id -> (chance that the object was carried away to a
+    node seen once since, id of that node), for the old nodes of the pattern in the module docstring."""
+    out: dict[str, tuple[float, str]] = {}
+    if len(ego) == 0:
+        return out
+    positions = ego.T_world_cam[:, :3, 3].astype(np.float64)
+
+    def nearest(point: np.ndarray, t0: float, t1: float) -> float:
+        """The wearer's nearest ground distance to ``point`` over the frames from the one at (or last before) t0 to
+        the last one at or before t1."""
+        i0 = max(int(np.searchsorted(ego.times_s, t0, side="right")) - 1, 0)
+        i1 = int(np.searchsorted(ego.times_s, t1, side="right"))
+        return float(ground_distances_m(positions[i0:i1], point, up_world).min()) if i1 > i0 else np.inf
+
+    for new, p_new in nodes:
+        if new.n_obs != 1 or p_new <= 0.0 or nearest(new.position_w, new.first_seen_s, new.first_seen_s) > cfg.hand_reach_m:
+            continue
+        old = [n for n, p in nodes if n is not new and n.n_obs > 1 and n.label == new.label and p > 0.0
+               and 0.0 < new.first_seen_s - n.last_seen_s <= cfg.window_s
+               and new.first_seen_s not in set(np.asarray(n.obs_times_s).tolist())
+               and _ground_xy_dist(n.position_w, new.position_w, up_world) > cfg.min_move_m
+               and nearest(n.position_w, n.last_seen_s, new.first_seen_s) <= cfg.hand_reach_m]
+        for n in old:
+            share = p_new / len(old)
+            prev = out.get(n.node_id, (0.0, ""))
+            if share > prev[0]:
+                out[n.node_id] = (share, new.node_id)
+    return out
+
+
 def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float, min_p: float = 0.02,
-                 asked: Optional[Callable[[str], bool]] = None,
-                 label_vote_logodds: float = 3.0) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
+                 asked: Optional[Callable[[str], bool]] = None, label_vote_logodds: float = 3.0,
+                 carried: Optional[Mapping[str, tuple[float, str]]] = None
+                 ) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
     """The count's distribution over ``nodes`` (already matched to the asked class and place: each counts
     with its presence probability times the probability that it is of a label ``asked`` accepts, the
-    node's own label when not given) and the nodes that contribute with their probability, largest first."""
+    node's own label when not given) and the nodes that contribute with their probability, largest first.
+
+    ``carried`` (from :func:`put_down_links`: old node id -> (chance it was carried away, new node id)): an old
+    node counts only with the chance that it was not; when its new node counts too, the two are one object at
+    one of two places (not two independent ones): one term with their probabilities added."""
+    carried = carried or {}
     scored = []
-    for n in nodes:
-        p_label = 1.0  # matched by its name alone (no vote names the asked class, nor its own label): in full
-        for is_asked in ((asked,) if asked else ()) + ((lambda lab, own=n.label: lab == own),):
-            if any(is_asked(lab) for lab in n.label_votes):
-                p_label = label_probability(n.label_votes, is_asked, label_vote_logodds)
-                break
-        p = float(n.presence_p) * p_label
+    for n, p in class_probabilities(nodes, asked, label_vote_logodds):
+        p *= 1.0 - carried.get(n.node_id, (0.0, ""))[0]
         if p >= min_p:
             scored.append((n, p))
     kept: list[tuple[ObjectNode, float]] = []
     for n, p in sorted(scored, key=lambda np_: (-np_[1], -np_[0].n_obs)):
         if all(np.linalg.norm(np.asarray(n.position_w) - np.asarray(k.position_w)) >= duplicate_radius_m for k, _ in kept):
             kept.append((n, p))
-    return poisson_binomial([p for _, p in kept]), kept
+    terms = {n.node_id: p for n, p in kept}
+    for n, p in kept:
+        new = carried.get(n.node_id, (0.0, ""))[1]
+        if new in terms and n.node_id in terms:
+            terms[new] = min(1.0, terms[new] + terms.pop(n.node_id))
+    return poisson_binomial(list(terms.values())), kept
+
+
+def class_probabilities(nodes: Sequence[ObjectNode], asked: Optional[Callable[[str], bool]] = None,
+                        label_vote_logodds: float = 3.0) -> list[tuple[ObjectNode, float]]:
+    """Each node with its presence probability times the probability that it is of a label ``asked`` accepts
+    (the node's own label when not given)."""
+    out = []
+    for n in nodes:
+        p_label = 1.0  # matched by its name alone (no vote names the asked class, nor its own label): in full
+        for is_asked in ((asked,) if asked else ()) + ((lambda lab, own=n.label: lab == own),):
+            if any(is_asked(lab) for lab in n.label_votes):
+                p_label = label_probability(n.label_votes, is_asked, label_vote_logodds)
+                break
+        out.append((n, float(n.presence_p) * p_label))
+    return out

@@ -28,7 +28,7 @@ from ..query.vocab import canonical, counted, label_keys
 from ..query.types import QueryContext
 from ..types import OPTION_LETTERS, Answer, Flag
 from .changes import change_kind, describe, events_of, option_scores
-from .counting import count_belief
+from .counting import PutDownLink, class_probabilities, count_belief, put_down_links
 from .prediction import Prediction, PredictionKind
 from .prediction import best_node as _best_node
 from .prediction import known_place as _known_place
@@ -52,7 +52,8 @@ class GeometricAnswerer:
                  duplicate_radius_m: float = 0.4, count_sure_p: float = 0.95,
                  min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
                  side_range_m: float = 2.5, put_back_p: float = 0.9, label_vote_logodds: float = 3.0,
-                 count_min_similarity: float = 0.8) -> None:
+                 count_min_similarity: float = 0.8, put_down_reach_m: float = 1.2, put_down_window_s: float = 60.0,
+                 put_down_min_move_m: float = 1.5) -> None:
         self.direction_sigma_deg = direction_sigma_deg
         self.clock_sigma_deg = clock_sigma_deg
         self.distance_scale_m = distance_scale_m
@@ -66,6 +67,8 @@ class GeometricAnswerer:
         self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
         self.label_vote_logodds = label_vote_logodds  # counts: log-odds one unit of label vote adds to its label
         self.count_min_similarity = count_min_similarity  # counts: a label matched by meaning alone must be this close
+        # counts: a node seen once by the wearer's hand is the object the wearer reached elsewhere, carried (counting.py)
+        self.put_down = PutDownLink(put_down_reach_m, put_down_window_s, put_down_min_move_m)
 
     # ------------------------------------------------------------------ solvers per primitive
     def predict(self, ctx: QueryContext) -> Prediction:
@@ -216,16 +219,20 @@ class GeometricAnswerer:
         # things only like the asked class in meaning (a nightstand for "desks") are not of it: an embedding match
         # counts only when it is as close as a synonym the vocabulary lacks
         nodes = [n for n in _target_nodes(ctx, 0, self.count_min_similarity) if n.n_obs >= self.count_min_obs]
+        asked = lambda label: target.key in label_keys(label)  # noqa: E731
+        links = put_down_links(class_probabilities(nodes, asked, self.label_vote_logodds), ctx.snapshot.ego,
+                               ctx.snapshot.up_world, self.put_down) if self.put_down.window_s > 0 else {}
         if place:
             nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
-        belief, kept = count_belief(nodes, self.duplicate_radius_m, asked=lambda label: target.key in label_keys(label),
-                                    label_vote_logodds=self.label_vote_logodds)
+        belief, kept = count_belief(nodes, self.duplicate_radius_m, asked=asked, label_vote_logodds=self.label_vote_logodds,
+                                    carried=links)
         k = belief.most_likely
         where = f" in the {place}" if place else ""
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
         sure = belief.p(k) >= self.count_sure_p
         text = f"{counted(k, target.text)}{where}" + ("." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
-        counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}") for n, p in kept)
+        counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}" + (
+            f" (maybe carried to {links[n.node_id][1]})" if n.node_id in links else "")) for n, p in kept)
         return Prediction(PredictionKind.COUNT, text, belief.p(k) if known else 0.2, count=k, count_pmf=belief.pmf,
                           flags=() if known else (Flag.NO_EVIDENCE,), evidence=counted_nodes)
 
