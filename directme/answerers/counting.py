@@ -79,16 +79,13 @@ class PutDownLink:
     min_move_m: float = 1.5  # ... at least this far from it along the ground (nearer: association's call)
 
 
-def _ground_xy_dist(a: np.ndarray, b: np.ndarray, up: np.ndarray) -> float:
-    return float(ground_distances_m(np.asarray(a, dtype=np.float64)[None], np.asarray(b, dtype=np.float64), up)[0])
-
-
 def put_down_links(nodes: Sequence[tuple[ObjectNode, float]], ego: EgoTrack, up_world: np.ndarray,
                    cfg: PutDownLink = PutDownLink()) -> dict[str, tuple[float, str]]:
     """For the (node, probability) pairs of one class: node id -> (chance that the object was carried away to a
-    node seen once since, id of that node), for the old nodes of the pattern in the module docstring."""
+    node seen once since, id of that node), for the old nodes of the pattern in the module docstring (none when
+    ``cfg.window_s`` <= 0: off)."""
     out: dict[str, tuple[float, str]] = {}
-    if len(ego) == 0:
+    if len(ego) == 0 or cfg.window_s <= 0:
         return out
     positions = ego.T_world_cam[:, :3, 3].astype(np.float64)
 
@@ -104,8 +101,8 @@ def put_down_links(nodes: Sequence[tuple[ObjectNode, float]], ego: EgoTrack, up_
             continue
         old = [n for n, p in nodes if n is not new and n.n_obs > 1 and n.label == new.label and p > 0.0
                and 0.0 < new.first_seen_s - n.last_seen_s <= cfg.window_s
-               and new.first_seen_s not in set(np.asarray(n.obs_times_s).tolist())
-               and _ground_xy_dist(n.position_w, new.position_w, up_world) > cfg.min_move_m
+               and not np.any(np.asarray(n.obs_times_s) == new.first_seen_s)  # never seen in one frame
+               and ground_distances_m(np.asarray(n.position_w)[None], new.position_w, up_world)[0] > cfg.min_move_m
                and nearest(n.position_w, n.last_seen_s, new.first_seen_s) <= cfg.hand_reach_m]
         for n in old:
             share = p_new / len(old)
@@ -137,7 +134,7 @@ def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float, min_p: 
         if all(np.linalg.norm(np.asarray(n.position_w) - np.asarray(k.position_w)) >= duplicate_radius_m for k, _ in kept):
             kept.append((n, p))
     terms = {n.node_id: p for n, p in kept}
-    for n, p in kept:
+    for n, _ in kept:
         new = carried.get(n.node_id, (0.0, ""))[1]
         if new in terms and n.node_id in terms:
             terms[new] = min(1.0, terms[new] + terms.pop(n.node_id))

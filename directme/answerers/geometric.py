@@ -221,7 +221,7 @@ class GeometricAnswerer:
         nodes = [n for n in _target_nodes(ctx, 0, self.count_min_similarity) if n.n_obs >= self.count_min_obs]
         asked = lambda label: target.key in label_keys(label)  # noqa: E731
         links = put_down_links(class_probabilities(nodes, asked, self.label_vote_logodds), ctx.snapshot.ego,
-                               ctx.snapshot.up_world, self.put_down) if self.put_down.window_s > 0 else {}
+                               ctx.snapshot.up_world, self.put_down)
         if place:
             nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
         belief, kept = count_belief(nodes, self.duplicate_radius_m, asked=asked, label_vote_logodds=self.label_vote_logodds,
