@@ -113,3 +113,35 @@ def test_real_kitchen_structure_heading_is_stable_under_ground_truth_poses():
         worst = max(worst, abs(_yaw_error_deg(T, f.T_world_cam.matrix, mem.drift.heading.up)))
     assert worst < 2.0, worst
     assert np.allclose(Pose(mem.ego.T[0].astype(np.float64)).t, first.T_world_cam.t, atol=1e-6)
+
+
+def test_surface_normals_of_a_wall_point_along_its_normal_and_skip_holes_and_edges():
+    """A wall 3 m ahead turned 20 degrees about the vertical; a hole of invalid depth and a nearer box (a depth
+    jump) in it. Every normal kept is the wall's or the box's face, none spans the hole or the jump."""
+    from directme.geometry import Intrinsics
+
+    K = Intrinsics.from_fov(160, 120, 70.0)
+    a = math.radians(20.0)
+    n_cam = np.array([math.sin(a), 0.0, -math.cos(a)])  # the wall's normal, facing the camera (camera frame)
+    vs, us = np.mgrid[0:120, 0:160].astype(np.float64)
+    rays = np.stack([(us - K.cx) / K.fx, (vs - K.cy) / K.fy, np.ones_like(us)], -1)
+    depth = (-3.0 / (rays @ n_cam)).astype(np.float32)  # plane n . p = -3
+    depth[50:70, 60:90] = np.nan
+    depth[10:30, 10:40] = 1.0  # a box face square to the camera
+    normals = surface_normals_w(depth, K, np.eye(3), grid_cols=64)
+    assert len(normals) > 300 and np.all(np.isfinite(normals))
+    assert np.allclose(np.linalg.norm(normals, axis=1), 1.0)
+    along_wall = np.abs(normals @ n_cam) > 0.999
+    along_box = np.abs(normals[:, 2]) > 0.999
+    assert along_wall.sum() > 0.8 * len(normals)
+    assert along_box.sum() > 20
+    assert np.mean(~(along_wall | along_box)) < 0.1
+
+
+def test_surface_normals_of_a_grid_too_small_or_without_valid_depth_are_none():
+    from directme.geometry import Intrinsics
+
+    K = Intrinsics.from_fov(4, 4, 70.0)
+    assert surface_normals_w(np.full((4, 4), 2.0, np.float32), K, np.eye(3)).shape == (0, 3)
+    K = Intrinsics.from_fov(160, 120, 70.0)
+    assert surface_normals_w(np.full((120, 160), np.nan, np.float32), K, np.eye(3)).shape == (0, 3)

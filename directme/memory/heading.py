@@ -61,18 +61,19 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
     gh, gw = z.shape
     if gh < 5 or gw < 5:
         return np.zeros((0, 3))
-    vs, us = np.mgrid[0:gh, 0:gw] * s
-    P = np.stack([(us - intrinsics.cx) / intrinsics.fx * z, (vs - intrinsics.cy) / intrinsics.fy * z, z], -1)
-    du = P[2:-2, 4:] - P[2:-2, :-4]  # tangents over +-2 grid cells
-    dv = P[4:, 2:-2] - P[:-4, 2:-2]
-    n = np.cross(du, dv).reshape(-1, 3)
-    zc = z[2:-2, 2:-2].reshape(-1)
-    jump = np.maximum(np.abs(du[..., 2]), np.abs(dv[..., 2])).reshape(-1)
+    x = (np.arange(gw) * s - intrinsics.cx) / intrinsics.fx * z  # camera-frame grid points (x, y, z)
+    y = (np.arange(gh)[:, None] * s - intrinsics.cy) / intrinsics.fy * z
+    P = (x, y, z)
+    du = [c[2:-2, 4:] - c[2:-2, :-4] for c in P]  # tangents over +-2 grid cells
+    dv = [c[4:, 2:-2] - c[:-4, 2:-2] for c in P]
+    n = [(du[1] * dv[2] - du[2] * dv[1]).ravel(), (du[2] * dv[0] - du[0] * dv[2]).ravel(),
+         (du[0] * dv[1] - du[1] * dv[0]).ravel()]  # du x dv
+    sq = n[0] * n[0] + n[1] * n[1] + n[2] * n[2]
+    jump = np.maximum(np.abs(du[2]), np.abs(dv[2])).ravel()
     with np.errstate(invalid="ignore"):
-        ok = np.isfinite(n).all(axis=1) & (jump < 0.5 * zc)
-    n = n[ok]
-    norm = np.linalg.norm(n, axis=1)
-    n = n[norm > 0] / norm[norm > 0, None]
+        ok = np.isfinite(sq) & (sq > 0) & (jump < 0.5 * z[2:-2, 2:-2].ravel())  # NaN (an invalid cell) fails
+    norm = np.sqrt(sq[ok])
+    n = np.stack([c[ok] / norm for c in n], axis=1)
     return n @ np.asarray(R_world_cam, dtype=np.float64).T
 
 
