@@ -8,6 +8,7 @@ Frames (see docs/conventions.md):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -313,3 +314,10 @@ def ground_distances_m(points_w: np.ndarray, point_w: np.ndarray, up_world: Opti
         up = up / (np.linalg.norm(up) or 1.0)
         diff = diff - np.outer(diff @ up, up)
     return np.linalg.norm(diff, axis=1)
+
+
+def nearest_ground_distance_m(points_w: np.ndarray, point_w: np.ndarray, up_world: Optional[np.ndarray]) -> float:
+    """The least of ``ground_distances_m`` (inf for no points): e.g. the wearer's nearest approach to a place."""
+    if not len(points_w):
+        return math.inf
+    return float(np.min(ground_distances_m(points_w, point_w, up_world)))

@@ -111,3 +111,22 @@ def test_bad_input_errors():
         Frame(t_s=0.0, rgb=rgb, T_world_cam=bad)
     with pytest.raises(InvalidInputError):
         Question("q", -3.0, "Where?")
+
+
+def test_nearest_approach_along_the_ground_over_a_time_window():
+    from directme.geometry import nearest_ground_distance_m
+    from directme.memory.snapshot import EgoTrack
+
+    up = np.array([0.0, 0.0, 1.0])
+    assert nearest_ground_distance_m(np.zeros((0, 3)), np.zeros(3), up) == math.inf
+    # a height difference is not an approach: along the ground only (with up known)
+    assert nearest_ground_distance_m(np.array([[3.0, 4.0, 10.0]]), np.zeros(3), up) == pytest.approx(5.0)
+    assert nearest_ground_distance_m(np.array([[3.0, 4.0, 12.0]]), np.zeros(3), None) == pytest.approx(13.0)
+    T = np.repeat(np.eye(4)[None], 4, axis=0)
+    T[:, 0, 3] = [4.0, 2.0, 1.0, 3.0]  # the wearer walks along x at t = 0, 10, 20, 30 s
+    track = EgoTrack(np.array([0.0, 10.0, 20.0, 30.0]), T)
+    target = np.zeros(3)
+    assert track.nearest_approach_m(target, 12.0, 30.0, up) == pytest.approx(1.0)  # from the pose at 10 s on
+    assert track.nearest_approach_m(target, 25.0, 30.0, up) == pytest.approx(1.0)  # the pose held since 20 s counts
+    assert track.nearest_approach_m(target, 0.0, 5.0, up) == pytest.approx(4.0)  # nothing after t1
+    assert track.nearest_approach_m(target, 0.0, -1.0, up) == math.inf  # nothing before the first pose

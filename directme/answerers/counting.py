@@ -87,23 +87,15 @@ def put_down_links(nodes: Sequence[tuple[ObjectNode, float]], ego: EgoTrack, up_
     out: dict[str, tuple[float, str]] = {}
     if len(ego) == 0 or cfg.window_s <= 0:
         return out
-    positions = ego.T_world_cam[:, :3, 3].astype(np.float64)
-
-    def nearest(point: np.ndarray, t0: float, t1: float) -> float:
-        """The wearer's nearest ground distance to ``point`` over the frames from the one at (or last before) t0 to
-        the last one at or before t1."""
-        i0 = max(int(np.searchsorted(ego.times_s, t0, side="right")) - 1, 0)
-        i1 = int(np.searchsorted(ego.times_s, t1, side="right"))
-        return float(ground_distances_m(positions[i0:i1], point, up_world).min()) if i1 > i0 else np.inf
-
     for new, p_new in nodes:
-        if new.n_obs != 1 or p_new <= 0.0 or nearest(new.position_w, new.first_seen_s, new.first_seen_s) > cfg.hand_reach_m:
+        t_new = new.first_seen_s
+        if new.n_obs != 1 or p_new <= 0.0 or ego.nearest_approach_m(new.position_w, t_new, t_new, up_world) > cfg.hand_reach_m:
             continue
         old = [n for n, p in nodes if n is not new and n.n_obs > 1 and n.label == new.label and p > 0.0
-               and 0.0 < new.first_seen_s - n.last_seen_s <= cfg.window_s
-               and not np.any(np.asarray(n.obs_times_s) == new.first_seen_s)  # never seen in one frame
+               and 0.0 < t_new - n.last_seen_s <= cfg.window_s
+               and not np.any(np.asarray(n.obs_times_s) == t_new)  # never seen in one frame
                and ground_distances_m(np.asarray(n.position_w)[None], new.position_w, up_world)[0] > cfg.min_move_m
-               and nearest(n.position_w, n.last_seen_s, new.first_seen_s) <= cfg.hand_reach_m]
+               and ego.nearest_approach_m(n.position_w, n.last_seen_s, t_new, up_world) <= cfg.hand_reach_m]
         for n in old:
             share = p_new / len(old)
             prev = out.get(n.node_id, (0.0, ""))

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._atomic import StateError, column
-from ..geometry import Intrinsics, ground_distances_m
+from ..geometry import Intrinsics, nearest_ground_distance_m
 from .buffers import GrowArray
 from .snapshot import EgoTrack
 
@@ -63,10 +63,7 @@ class EgoLog:
     def nearest_since(self, frame_pos: int, point_w: np.ndarray, until_t_s: float = math.inf) -> float:
         """The wearer's nearest approach (m, along the ground: across the world's up when it is known) to
         ``point_w`` from the frame at ``frame_pos`` on (up to the frames at ``until_t_s``)."""
-        T = self.T.view()[frame_pos: self.n_frames_at(until_t_s)]
-        if not len(T):
-            return math.inf
-        return float(np.min(ground_distances_m(T[:, :3, 3], point_w, self.up_world)))
+        return nearest_ground_distance_m(self.T.view()[frame_pos: self.n_frames_at(until_t_s), :3, 3], point_w, self.up_world)
 
     def track(self, n: int) -> EgoTrack:
         """The first ``n`` frames as the snapshot's ego track."""

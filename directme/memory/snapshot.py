@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..geometry import Pose
+from ..geometry import Pose, nearest_ground_distance_m
 from ..types import TextEnum
 
 
@@ -77,6 +77,14 @@ class EgoTrack:
             return None
         i = int(np.searchsorted(self.times_s, t_s, side="right")) - 1
         return None if i < 0 else Pose(self.T_world_cam[i])
+
+    def nearest_approach_m(self, point_w: np.ndarray, t0_s: float, t1_s: float, up_world: Optional[np.ndarray]) -> float:
+        """The wearer's nearest distance along the ground to ``point_w`` over the frames from the one at (or last
+        before) ``t0_s`` to the last one at or before ``t1_s`` (inf for none); the live log's twin is
+        ``EgoLog.nearest_since``."""
+        i0 = max(int(np.searchsorted(self.times_s, t0_s, side="right")) - 1, 0)
+        i1 = int(np.searchsorted(self.times_s, t1_s, side="right"))
+        return nearest_ground_distance_m(self.T_world_cam[i0:max(i0, i1), :3, 3], point_w, up_world)
 
 
 class EventKind(TextEnum):
