@@ -208,6 +208,21 @@ def check_depth(depth_m: np.ndarray, intrinsics: Intrinsics) -> np.ndarray:
     return d
 
 
+def mask_pixels(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns) of the True pixels of a 2-D mask in row-major order: ``np.nonzero(mask)``, which is
+    several times slower on 2-D boolean images than a flat search."""
+    flat = np.flatnonzero(mask)
+    return flat // mask.shape[1], flat % mask.shape[1]
+
+
+def mask_box(mask: np.ndarray) -> Optional[tuple[int, int, int, int]]:
+    """Pixel box (x0, y0, x1, y1; x1, y1 exclusive) of a 2-D mask's True pixels; None when it has none."""
+    rows, cols = np.flatnonzero(np.any(mask, axis=1)), np.flatnonzero(np.any(mask, axis=0))
+    if not len(rows):
+        return None
+    return int(cols[0]), int(rows[0]), int(cols[-1] + 1), int(rows[-1] + 1)
+
+
 def backproject(depth_m: np.ndarray, intrinsics: Intrinsics, mask: Optional[np.ndarray] = None,
                 stride: int = 1) -> np.ndarray:
     """Lift pixels with finite positive depth (optionally inside ``mask``) to (N, 3) camera points."""
@@ -224,7 +239,7 @@ def backproject(depth_m: np.ndarray, intrinsics: Intrinsics, mask: Optional[np.n
     valid = np.isfinite(d) & (d > 0)
     if m is not None:
         valid &= np.asarray(m, dtype=bool)
-    vs, us = np.nonzero(valid)
+    vs, us = mask_pixels(valid)
     z = d[vs, us].astype(np.float64)
     us = us * stride
     vs = vs * stride
@@ -249,8 +264,9 @@ def ground_basis(up_world: np.ndarray) -> np.ndarray:
     axis = np.eye(3)[1] if abs(up[0]) > 0.9 else np.eye(3)[0]  # world x, unless x is (nearly) up
     e1 = axis - np.dot(axis, up) * up
     e1 /= np.linalg.norm(e1)
-    e2 = np.cross(up, e1)
-    return np.stack([e1, e2])
+    u0, u1, u2 = up.tolist()
+    a0, a1, a2 = e1.tolist()
+    return np.array([e1, [u1 * a2 - u2 * a1, u2 * a0 - u0 * a2, u0 * a1 - u1 * a0]])  # e2 = up x e1
 
 
 # ---------------------------------------------------------------- ego frame and directions

@@ -130,3 +130,25 @@ def test_nearest_approach_along_the_ground_over_a_time_window():
     assert track.nearest_approach_m(target, 25.0, 30.0, up) == pytest.approx(1.0)  # the pose held since 20 s counts
     assert track.nearest_approach_m(target, 0.0, 5.0, up) == pytest.approx(4.0)  # nothing after t1
     assert track.nearest_approach_m(target, 0.0, -1.0, up) == math.inf  # nothing before the first pose
+
+
+def test_mask_pixels_are_numpys_nonzero():
+    from directme.geometry import mask_pixels
+
+    rng = np.random.default_rng(0)
+    for shape, share in (((240, 320), 0.003), ((7, 5), 0.5), ((3, 4), 0.0), ((1, 9), 1.0)):
+        m = rng.random(shape) < share
+        rows, cols = mask_pixels(m)
+        ref_rows, ref_cols = np.nonzero(m)
+        assert np.array_equal(rows, ref_rows) and np.array_equal(cols, ref_cols)
+
+
+def test_mask_box_is_the_exclusive_box_of_the_true_pixels():
+    from directme.geometry import mask_box
+    from directme.perception.tracks import mask_box as detector_box
+
+    m = np.zeros((12, 20), bool)
+    assert mask_box(m) is None and detector_box(m) is None
+    m[3, 7] = m[8, 2] = m[5, 15] = True
+    assert mask_box(m) == (2, 3, 16, 9)
+    assert detector_box(m.astype(np.uint8)) == (2.0, 3.0, 16.0, 9.0)

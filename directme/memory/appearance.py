@@ -13,6 +13,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..geometry import mask_box
 from .config import GoneConfig
 from .objects import ObjectRecord
 
@@ -59,14 +60,6 @@ def update_colour(rec: ObjectRecord, rgb: Optional[np.ndarray], mask: np.ndarray
         return
     old = rec.colour
     rec.colour = h if old is None or len(old) != len(h) else (1.0 - cfg.colour_update) * old + cfg.colour_update * h
-
-
-def mask_box(mask: np.ndarray) -> Optional[tuple[int, int, int, int]]:
-    """Pixel box (x0, y0, x1, y1; x1, y1 exclusive) of a boolean mask; None when it is empty."""
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if not len(rows):
-        return None
-    return int(cols[0]), int(rows[0]), int(cols[-1] + 1), int(rows[-1] + 1)
 
 
 def _step(n_pixels: int, max_pixels: int) -> int:

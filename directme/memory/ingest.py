@@ -8,10 +8,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..geometry import default_up_world
+from ..geometry import default_up_world, mask_box
 from ..types import Frame, FramePerception
 from .config import MemoryConfig
-from .appearance import mask_box, update_colour
+from .appearance import update_colour
 from .association import Match, Obs, co_observed, tentative
 from .keyframes import consider_keyframe, visibility_score
 from .map import FrameLift, VoxelSet, trimmed_box

@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..geometry import Intrinsics, Pose
+from ..geometry import Intrinsics, Pose, mask_pixels
 
 _BITS = 21
 _OFF = 1 << (_BITS - 1)
@@ -62,7 +62,7 @@ class FrameLift:
     def dense_points(self, mask: np.ndarray) -> np.ndarray:
         """All valid pixels of a (small) mask, lifted at full resolution."""
         depth, K, T, max_d = self.full
-        vs, us = np.nonzero(mask)
+        vs, us = mask_pixels(mask)
         z = depth[vs, us].astype(np.float64)
         ok = np.isfinite(z) & (z > 0) & (z <= max_d)
         vs, us, z = vs[ok], us[ok], z[ok]

@@ -7,6 +7,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..geometry import mask_box as pixel_box
 from ..types import Frame, InstanceObservation
 from .base import Detection
 
@@ -41,10 +42,9 @@ def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def mask_box(mask: np.ndarray) -> Optional[tuple[float, float, float, float]]:
-    ys, xs = np.nonzero(mask)
-    if not len(xs):
-        return None
-    return (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
+    """``geometry.mask_box`` as a float (x0, y0, x1, y1) box, the detector boxes' type."""
+    box = pixel_box(mask)
+    return None if box is None else (float(box[0]), float(box[1]), float(box[2]), float(box[3]))
 
 
 def box_mask(box: Sequence[float], shape_hw: tuple[int, int]) -> np.ndarray:
