@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from .errors import InvalidInputError
-from .geometry import Intrinsics, Pose, check_depth
+from .geometry import Intrinsics, Pose, check_depth, median
 
 OPTION_LETTERS = "ABCDEFGHIJ"
 
@@ -380,10 +380,10 @@ def check_depth_units(depth_m: np.ndarray, where: str) -> None:
     d = np.asarray(depth_m)
     step = max(1, int(math.sqrt(d.size / 4096)))
     sample = d[::step, ::step]
-    valid = sample[np.isfinite(sample) & (sample > 0)]
-    if valid.size and float(np.median(valid)) > MAX_MEDIAN_DEPTH_M:
+    valid = sample[np.isfinite(sample) & (sample > 0)].ravel()
+    if valid.size and median(valid) > MAX_MEDIAN_DEPTH_M:
         raise InvalidInputError(
-            f"{where}: median valid depth is {float(np.median(valid)):.4g} m (more than {MAX_MEDIAN_DEPTH_M:g} m): "
+            f"{where}: median valid depth is {median(valid):.4g} m (more than {MAX_MEDIAN_DEPTH_M:g} m): "
             "depth must be in metres; millimetres? pass depth_scale (readers: units per metre, e.g. 1000; the "
             "'given' depth_pose stage: metres per unit, e.g. 0.001) or convert it (depth_mm / 1000)")
 

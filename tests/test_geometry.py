@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from directme.errors import InvalidInputError
 from directme.geometry import (DIRECTIONS_8, EgoFrame, Intrinsics, Pose, azimuth_deg, backproject, check_depth,
@@ -152,3 +154,13 @@ def test_mask_box_is_the_exclusive_box_of_the_true_pixels():
     m[3, 7] = m[8, 2] = m[5, 15] = True
     assert mask_box(m) == (2, 3, 16, 9)
     assert detector_box(m.astype(np.uint8)) == (2.0, 3.0, 16.0, 9.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False), min_size=1,
+                max_size=80), st.sampled_from([np.float64, np.float32]))
+def test_median_is_numpys_median_exactly(values, dtype):
+    x = np.asarray(values, dtype=dtype)
+    from directme.geometry import median
+
+    assert median(x) == float(np.median(x))

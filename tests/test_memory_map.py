@@ -1,11 +1,8 @@
 """Memory on hand-built box scenes: one node per object, positions, id switches, re-entry, moves, gone."""
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from directme.geometry import Intrinsics
 from directme.memory import MemoryConfig, SpatialMemory
-from directme.memory.map import median
 from directme.memory.testing import Box, look_at, orbit, perceive
 
 Z_UP = MemoryConfig(up_world=(0.0, 0.0, 1.0))
@@ -192,11 +189,3 @@ def test_a_live_track_keeps_its_node_against_a_drift_allowance_match():
         assert got == {1: node_a[0]}, label
         snap = mem.as_of(1e9)
         assert sorted(o.n_obs for o in snap.objects.values()) == [3, 4], label
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False), min_size=1,
-                max_size=80), st.sampled_from([np.float64, np.float32]))
-def test_median_is_numpys_median_exactly(values, dtype):
-    x = np.asarray(values, dtype=dtype)
-    assert median(x) == float(np.median(x))

@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..geometry import Intrinsics, Pose, mask_pixels
+from ..geometry import Intrinsics, Pose, mask_pixels, median
 
 _BITS = 21
 _OFF = 1 << (_BITS - 1)
@@ -113,17 +113,6 @@ class FrameLift:
         if gap < 1.5 * width:
             return pts
         return np.concatenate([pts, pts + (width - depth) * fwd])
-
-
-def median(x: np.ndarray) -> float:
-    """``np.median`` of a 1-D array without NaN, the same value without its overhead (most of the cost at the
-    few hundred values of an object's pixels)."""
-    n = len(x)
-    h = n // 2
-    if n % 2:
-        return float(np.partition(x, h)[h])
-    part = np.partition(x, (h - 1, h))
-    return float((part[h - 1] + part[h]) / 2)
 
 
 def _inliers(z: np.ndarray) -> np.ndarray:
