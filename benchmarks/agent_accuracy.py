@@ -59,9 +59,10 @@ def run_length(minutes: float, seeds: list[int], noises: list[str], phrasings: s
         for res in (pool.imap(run_seed, work) if pool is not None else map(run_seed, work)):
             for noise, (line, questions) in res.items():
                 runs[noise].extend(questions)
-                for s in {q["subtask"] for q in questions} | {"overall"}:
-                    qs = [q for q in questions if s in ("overall", q["subtask"])]
-                    per_seed[noise].setdefault(s, []).append((sum(q["chosen"] == q["correct"] for q in qs), len(qs)))
+                tally = summarise(questions)
+                for s, n in tally["counts"].items():
+                    per_seed[noise].setdefault(s, []).append((tally["correct"][s], n))
+                per_seed[noise].setdefault("overall", []).append((sum(tally["correct"].values()), len(questions)))
                 print(line, flush=True)
     out = {n: summarise(q) for n, q in runs.items()}
     for n in noises:

@@ -27,6 +27,10 @@ def test_demo_record_has_the_documented_fields(short_run):
     expected = np.mean([1 / len(q["options"]) for q in r["questions"]])
     assert r["baselines"]["chance"] == pytest.approx(expected) and 0.0 < r["baselines"]["chance"] < 1.0
     assert set(r["per_subtask"]) == {q["subtask"] for q in r["questions"]}
+    for s, acc in r["per_subtask"].items():  # the tally behind each accuracy: right answers of the subtask's questions
+        qs = [q for q in r["questions"] if q["subtask"] == s]
+        assert r["counts"][s] == len(qs) and r["correct"][s] == sum(q["chosen"] == q["correct"] for q in qs)
+        assert acc == pytest.approx(r["correct"][s] / r["counts"][s])
     q = r["questions"][0]
     assert {"time_s", "subtask", "options", "chosen", "correct"} <= set(q)
     assert all(q["time_s"] <= r["duration_s"] for q in r["questions"])

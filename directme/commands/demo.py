@@ -96,7 +96,8 @@ def _accuracy(records: list[dict], key) -> tuple[float, dict[str, float]]:
 def summarise(records: list[dict]) -> dict:
     overall, per = _accuracy(records, lambda r: r["chosen"])
     out = {"overall": overall, "per_subtask": per, "n_questions": len(records),
-           "counts": {s: sum(r["subtask"] == s for r in records) for s in per}}
+           "counts": {s: sum(r["subtask"] == s for r in records) for s in per},
+           "correct": {s: sum(r["subtask"] == s and r["chosen"] == r["correct"] for r in records) for s in per}}
     if records and "baselines" in records[0]:
         out["baselines"], out["baselines_per_subtask"] = {}, {}
         for name in records[0]["baselines"]:
