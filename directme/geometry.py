@@ -210,9 +210,11 @@ def check_depth(depth_m: np.ndarray, intrinsics: Intrinsics) -> np.ndarray:
 
 def median(x: np.ndarray) -> float:
     """``np.median`` of a 1-D array without NaN, the same value without its overhead (most of the cost at the
-    few hundred values of an object's pixels)."""
+    few hundred values of an object's pixels); NaN for no values, as ``np.median`` (without its warning)."""
     n = len(x)
     h = n // 2
+    if n == 0:
+        return math.nan
     if n % 2:
         return float(np.partition(x, h)[h])
     part = np.partition(x, (h - 1, h))

@@ -164,3 +164,9 @@ def test_median_is_numpys_median_exactly(values, dtype):
     from directme.geometry import median
 
     assert median(x) == float(np.median(x))
+
+
+def test_median_of_nothing_is_nan_like_numpys():
+    from directme.geometry import median
+
+    assert math.isnan(median(np.zeros(0)))

@@ -63,7 +63,8 @@ class EgoLog:
     def nearest_since(self, frame_pos: int, point_w: np.ndarray, until_t_s: float = math.inf) -> float:
         """The wearer's nearest approach (m, along the ground: across the world's up when it is known) to
         ``point_w`` from the frame at ``frame_pos`` on (up to the frames at ``until_t_s``)."""
-        return nearest_ground_distance_m(self.T.view()[frame_pos: self.n_frames_at(until_t_s), :3, 3], point_w, self.up_world)
+        positions = self.T.view()[frame_pos: self.n_frames_at(until_t_s), :3, 3]
+        return nearest_ground_distance_m(positions, point_w, self.up_world)
 
     def track(self, n: int) -> EgoTrack:
         """The first ``n`` frames as the snapshot's ego track."""
