@@ -189,3 +189,19 @@ def test_a_live_track_keeps_its_node_against_a_drift_allowance_match():
         assert got == {1: node_a[0]}, label
         snap = mem.as_of(1e9)
         assert sorted(o.n_obs for o in snap.objects.values()) == [3, 4], label
+
+
+def test_an_instance_without_valid_depth_lifts_to_no_points_at_any_stride():
+    """A mask over pixels without depth (NaN or beyond range) lifts to nothing - the memory then skips it
+    (``map.min_points``) - at the full-resolution stride as at the default one."""
+    from directme.geometry import Pose
+    from directme.memory.map import FrameLift
+
+    depth = np.full((120, 160), 2.0, np.float32)
+    depth[40:80, 60:100] = np.nan
+    mask = np.zeros((120, 160), bool)
+    mask[45:75, 65:95] = True
+    for stride in (1, 4):
+        lift = FrameLift.compute(depth, K, Pose(np.eye(4)), stride, 10.0)
+        assert lift.instance_points(mask, np.array([0.0, -1.0, 0.0])).shape == (0, 3)
+        assert len(lift.instance_points(~mask, np.array([0.0, -1.0, 0.0]))) > 0

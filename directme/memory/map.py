@@ -87,7 +87,7 @@ class FrameLift:
             return self.dense_points(mask)
         inside &= depth_inliers(self.depth, inside)
         pts = self.points_w[inside]
-        if up_w is None:
+        if up_w is None or not len(pts):  # no valid depth under the mask: nothing to lift
             return pts
         view = pts.mean(axis=0) - self.eye_w
         fwd = view - (view @ up_w) * up_w
