@@ -268,3 +268,30 @@ def test_depth_units_intrinsics_and_pose_magnitudes():
         Frame(1e308, f.rgb)
     with pytest.raises(InvalidInputError, match="index"):
         Frame(1.0, f.rgb, index=2 ** 40)
+
+
+# ------------------------------------------------------------------ well-formed but awkward geometry
+
+_RECT = st.tuples(st.integers(0, 47), st.integers(0, 47), st.integers(0, 63), st.integers(0, 63))
+
+
+@FAST
+@given(stride=st.sampled_from([1, 2, 4]), holes=st.lists(st.tuples(_RECT, st.sampled_from([np.nan, 0.0, 50.0])),
+                                                         max_size=3),
+       masks=st.lists(_RECT, min_size=1, max_size=3))
+def test_valid_frames_with_holes_in_depth_and_odd_masks_are_taken_at_any_pixel_stride(stride, holes, masks):
+    """Depth with missing (NaN, 0) or out-of-range patches and masks of any size and place - over no valid depth,
+    a single pixel, the image border - are valid input: every frame is taken, none raises."""
+    agent = Agent({**CONFIG, "memory": {"map": {"pixel_stride": stride}}})
+    for k, fp in enumerate(FPS[:3]):
+        depth = fp.frame.depth_m.copy()
+        for (r0, r1, c0, c1), value in holes:
+            depth[min(r0, r1):max(r0, r1) + 1, min(c0, c1):max(c0, c1) + 1] = value
+        insts = []
+        for j, (r0, r1, c0, c1) in enumerate(masks):
+            m = np.zeros(depth.shape, bool)
+            m[min(r0, r1):max(r0, r1) + 1, min(c0, c1):max(c0, c1) + 1] = True
+            insts.append(InstanceObservation(10 + j, ("chair", "couch", "lamp")[j % 3], 0.8, m))
+        frame = dataclasses.replace(fp.frame, depth_m=depth)
+        assert agent.observe_perception(FramePerception(frame, tuple(insts), fp.scene_tag)) == 1
+    assert agent.memory.latest_t_s == FPS[2].t_s
