@@ -295,3 +295,22 @@ def test_valid_frames_with_holes_in_depth_and_odd_masks_are_taken_at_any_pixel_s
         frame = dataclasses.replace(fp.frame, depth_m=depth)
         assert agent.observe_perception(FramePerception(frame, tuple(insts), fp.scene_tag)) == 1
     assert agent.memory.latest_t_s == FPS[2].t_s
+
+
+@FAST
+@given(w=st.integers(2, 90), h=st.integers(2, 70), fov=st.floats(20, 170), stride=st.sampled_from([1, 3, 8]),
+       yaw=st.floats(-180, 180), n=st.integers(1, 4), twin=st.booleans(), same_t=st.booleans())
+def test_any_image_size_field_of_view_and_stride_is_taken_and_answered(w, h, fov, stride, yaw, n, twin, same_t):
+    """Frames from 2x2 to 90x70 pixels, fields of view of 20-170 degrees, every pixel stride, repeated
+    timestamps and a second track on one mask: every frame is taken and every question answered."""
+    K_ = Intrinsics.from_fov(w, h, fov)
+    agent = Agent({**CONFIG, "memory": {"map": {"pixel_stride": stride}}})
+    for k in range(n):
+        a = np.deg2rad(yaw + 15.0 * k)
+        fp = perceive(BOXES, look_at((0, 0, 1.5), (np.cos(a), np.sin(a), 1.1)), K_, 1.0 + (0 if same_t else k), k,
+                      "living room")
+        if twin and fp.instances:
+            fp = dataclasses.replace(fp, instances=fp.instances + (dataclasses.replace(fp.instances[0], track_id=99),))
+        assert agent.observe_perception(fp) == 1
+    for q in ("How many chairs are there?", "Where is the couch?", "Is the chair on my left?"):
+        assert isinstance(agent.ask(q), Answer)
