@@ -381,9 +381,10 @@ def check_depth_units(depth_m: np.ndarray, where: str) -> None:
     step = max(1, int(math.sqrt(d.size / 4096)))
     sample = d[::step, ::step]
     valid = sample[np.isfinite(sample) & (sample > 0)].ravel()
-    if valid.size and median(valid) > MAX_MEDIAN_DEPTH_M:
+    med = median(valid)  # NaN when no pixel is valid: never above the bound
+    if med > MAX_MEDIAN_DEPTH_M:
         raise InvalidInputError(
-            f"{where}: median valid depth is {median(valid):.4g} m (more than {MAX_MEDIAN_DEPTH_M:g} m): "
+            f"{where}: median valid depth is {med:.4g} m (more than {MAX_MEDIAN_DEPTH_M:g} m): "
             "depth must be in metres; millimetres? pass depth_scale (readers: units per metre, e.g. 1000; the "
             "'given' depth_pose stage: metres per unit, e.g. 0.001) or convert it (depth_mm / 1000)")
 

@@ -110,14 +110,25 @@ def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float, min_p: 
                  ) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
     """The count's distribution over ``nodes`` (already matched to the asked class and place: each counts
     with its presence probability times the probability that it is of a label ``asked`` accepts, the
-    node's own label when not given) and the nodes that contribute with their probability, largest first.
+    node's own label when not given) and the nodes that contribute with their probability, largest first:
+    :func:`count_of_probabilities` of their :func:`class_probabilities`."""
+    return count_of_probabilities(class_probabilities(nodes, asked, label_vote_logodds), duplicate_radius_m, min_p,
+                                  carried)
+
+
+def count_of_probabilities(scored_nodes: Sequence[tuple[ObjectNode, float]], duplicate_radius_m: float,
+                           min_p: float = 0.02, carried: Optional[Mapping[str, tuple[float, str]]] = None
+                           ) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
+    """The count's distribution over (node, probability that it is a present object of the asked class) pairs,
+    one term per node at least ``min_p`` likely and not within ``duplicate_radius_m`` of a likelier one, and those
+    nodes with their probability, largest first.
 
     ``carried`` (from :func:`put_down_links`: old node id -> (chance it was carried away, new node id)): an old
     node counts only with the chance that it was not; when its new node counts too, the two are one object at
     one of two places (not two independent ones): one term with their probabilities added."""
     carried = carried or {}
     scored = []
-    for n, p in class_probabilities(nodes, asked, label_vote_logodds):
+    for n, p in scored_nodes:
         p *= 1.0 - carried.get(n.node_id, (0.0, ""))[0]
         if p >= min_p:
             scored.append((n, p))

@@ -28,7 +28,7 @@ from ..query.vocab import canonical, counted, label_keys
 from ..query.types import QueryContext
 from ..types import OPTION_LETTERS, Answer, Flag
 from .changes import change_kind, describe, events_of, option_scores
-from .counting import PutDownLink, class_probabilities, count_belief, put_down_links
+from .counting import PutDownLink, class_probabilities, count_of_probabilities, put_down_links
 from .prediction import Prediction, PredictionKind
 from .prediction import best_node as _best_node
 from .prediction import known_place as _known_place
@@ -219,13 +219,13 @@ class GeometricAnswerer:
         # things only like the asked class in meaning (a nightstand for "desks") are not of it: an embedding match
         # counts only when it is as close as a synonym the vocabulary lacks
         nodes = [n for n in _target_nodes(ctx, 0, self.count_min_similarity) if n.n_obs >= self.count_min_obs]
-        asked = lambda label: target.key in label_keys(label)  # noqa: E731
-        links = put_down_links(class_probabilities(nodes, asked, self.label_vote_logodds), ctx.snapshot.ego,
-                               ctx.snapshot.up_world, self.put_down)
+        scored = class_probabilities(nodes, lambda label: target.key in label_keys(label), self.label_vote_logodds)
+        # the put-down links over every candidate: the old place may lie outside the asked room
+        links = put_down_links(scored, ctx.snapshot.ego, ctx.snapshot.up_world, self.put_down)
         if place:
-            nodes = [n for n in nodes if canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)]
-        belief, kept = count_belief(nodes, self.duplicate_radius_m, asked=asked, label_vote_logodds=self.label_vote_logodds,
-                                    carried=links)
+            in_place = lambda n: canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)  # noqa: E731
+            scored = [(n, p) for n, p in scored if in_place(n)]
+        belief, kept = count_of_probabilities(scored, self.duplicate_radius_m, carried=links)
         k = belief.most_likely
         where = f" in the {place}" if place else ""
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
