@@ -198,9 +198,11 @@ def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, ob
             objs.images.release(victim.ref.frame_index)
 
 
-def merge(keep: ObjectRecord, gone: ObjectRecord, objs: ObjectStore, t: float, with_voxels: bool = True) -> None:
+def merge(keep: ObjectRecord, gone: ObjectRecord, objs: ObjectStore, t: float, with_voxels: bool = True,
+          with_tracks: bool = True) -> None:
     """Fold ``gone`` into ``keep`` from time t on (both histories stay readable before t); ``with_voxels``
-    False when ``gone``'s points were misplaced (its place was seen empty)."""
+    False when ``gone``'s points were misplaced (its place was seen empty); ``with_tracks`` False when
+    ``gone``'s tracker ids may be another object's (they are unbound, not passed to ``keep``)."""
     gone.merged_into = (t, keep)
     keep.merges.append((t, gone))
     if with_voxels:
@@ -216,7 +218,10 @@ def merge(keep: ObjectRecord, gone: ObjectRecord, objs: ObjectStore, t: float, w
                    first_seen_s=min(keep.state.first_seen_s, gone.state.first_seen_s))
     for tid, idx in list(objs.track_map.items()):
         if idx == gone.index:
-            objs.track_map[tid] = keep.index
+            if with_tracks:
+                objs.track_map[tid] = keep.index
+            else:
+                del objs.track_map[tid]
     objs.retire(gone)
     refresh_shape(keep, objs, t)
 
@@ -227,8 +232,9 @@ def settle_gone(gone: list[ObjectRecord], objs: ObjectStore, t_s: float) -> None
     for rec in gone:
         if rec.merged_into is None and tentative(rec, objs.cfg):
             keep = _explained_by(rec, objs)
-            if keep is not None:
-                merge(keep, rec, objs, t_s, with_voxels=False)
+            if keep is not None:  # a confused label's track may be another object's: not bound to the neighbour
+                merge(keep, rec, objs, t_s, with_voxels=False,
+                      with_tracks=keep.label_id_from_votes() == rec.label_id_from_votes())
 
 
 def _explained_by(rec: ObjectRecord, objs: ObjectStore) -> Optional[ObjectRecord]:
