@@ -5,8 +5,8 @@ distance (tight for every node; looser - "loose" - for nodes coming back after a
 absorb pose drift), label agreement (a node's vote share) and embedding similarity when both have one.
 A tracker id bound to a node adds a bonus when the geometry agrees; an instance in or just beside its
 tracked node's box is the same placement, and a loose match of another node does not override a track
-seen in the last seconds or bound to a node of the instance's label. Farther away, the observation is a move
-candidate of its tracked node (kept pending until confirmed). Matches are one-to-one per frame (greedy by score).
+seen in the last seconds. Farther away, the observation is a move candidate of its tracked node (kept
+pending until confirmed). Matches are one-to-one per frame (greedy by score).
 """
 from __future__ import annotations
 
@@ -79,12 +79,6 @@ def label_agrees(obs: Obs, rec: ObjectRecord, cfg: MemoryConfig) -> Optional[tup
     return share + (cos if cos is not None else 0.0), mismatch
 
 
-def label_mismatch(obs: Obs, rec: ObjectRecord, cfg: MemoryConfig) -> bool:
-    """Do the instance and the node disagree (label, or a veto of ``label_agrees``)?"""
-    sem = label_agrees(obs, rec, cfg)
-    return sem is None or sem[1]
-
-
 def geometric_score(obs: Obs, rec: ObjectRecord, t_s: float, cfg: MemoryConfig,
                     walked_m: float) -> Optional[tuple[float, bool]]:
     """(score, loose): centre distance within a size-dependent radius, or enough voxel overlap; None if
@@ -123,9 +117,6 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
     for i, o in enumerate(obs):
         tr = tracked[i]
         live_track = tr is not None and t_s - tr.last_seen_s <= cfg.association.recent_s
-        # a drift-allowance match of another node does not override a track seen seconds ago, nor one bound to a
-        # node of the instance's label (seen far from it: that node moved, see "far" below)
-        keep_track = live_track or (tr is not None and not label_mismatch(o, tr, cfg))
         for rec in nearby[i]:
             sem = label_agrees(o, rec, cfg)
             geo = None if sem is None else geometric_score(o, rec, t_s, cfg, walked(rec))
@@ -137,8 +128,8 @@ def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequ
             if geo is None:
                 continue
             score, loose = geo
-            if rec is not tr and loose and keep_track:
-                continue
+            if rec is not tr and loose and live_track:
+                continue  # a drift-allowance match does not override a track seen seconds ago
             if sem[1] and rec is not tr and (loose or score < cfg.association.strong_score or tr is not None):
                 continue  # another label: the node its track is bound to, or a strong, tight, untracked match
             geo_ok[i].add(rec.index)
