@@ -5,7 +5,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from snapshot_builders import obj
 
-from directme.answerers.counting import count_belief, poisson_binomial
+from directme.answerers.counting import class_probabilities, count_of_probabilities, poisson_binomial
+
+
+def count_belief(nodes, duplicate_radius_m, min_p=0.02, asked=None, label_vote_logodds=3.0, carried=None):
+    """The count over ``nodes`` as the geometric answerer makes it: their class probabilities, then the count."""
+    return count_of_probabilities(class_probabilities(nodes, asked, label_vote_logodds), duplicate_radius_m, min_p,
+                                  carried)
 
 
 @settings(max_examples=200, deadline=None)

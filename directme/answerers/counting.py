@@ -104,18 +104,6 @@ def put_down_links(nodes: Sequence[tuple[ObjectNode, float]], ego: EgoTrack, up_
     return out
 
 
-def count_belief(nodes: Sequence[ObjectNode], duplicate_radius_m: float, min_p: float = 0.02,
-                 asked: Optional[Callable[[str], bool]] = None, label_vote_logodds: float = 3.0,
-                 carried: Optional[Mapping[str, tuple[float, str]]] = None
-                 ) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
-    """The count's distribution over ``nodes`` (already matched to the asked class and place: each counts
-    with its presence probability times the probability that it is of a label ``asked`` accepts, the
-    node's own label when not given) and the nodes that contribute with their probability, largest first:
-    :func:`count_of_probabilities` of their :func:`class_probabilities`."""
-    return count_of_probabilities(class_probabilities(nodes, asked, label_vote_logodds), duplicate_radius_m, min_p,
-                                  carried)
-
-
 def count_of_probabilities(scored_nodes: Sequence[tuple[ObjectNode, float]], duplicate_radius_m: float,
                            min_p: float = 0.02, carried: Optional[Mapping[str, tuple[float, str]]] = None
                            ) -> tuple[CountBelief, list[tuple[ObjectNode, float]]]:
