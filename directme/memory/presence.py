@@ -28,6 +28,7 @@ import numpy as np
 
 from ..types import Frame, FramePerception
 from .appearance import still_shows
+from .association import co_observed
 from .config import GoneConfig, MemoryConfig
 from .object_store import ObjectStore
 from .objects import ObjectRecord
@@ -118,7 +119,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     label id, world centre, index of the record it matched) within its drift allowance
     (``association.reentry_radius_m`` + ``drift_per_m`` x metres ``walked`` since it was last seen, at most
     ``max_reentry_m``): that is likely the object itself, seen displaced by pose drift or matched to a
-    duplicate, not its absence. When the object was in full enough view there, the record that instance
+    duplicate, not its absence - unless the record it matched was once seen beside the object in one frame
+    (``association.co_observed``): that is another object of its label, and the view counts. When the object was in full enough view there, the record that instance
     matched stood in for it once more (``ObjectRecord.stood_in_for``; appended to ``stand_ins`` as (object,
     stand-in index)): two objects near each other are seen together now and then, one object and its
     duplicate never. ``approach(rec)``: the wearer's nearest approach to the object along the ground since
@@ -146,7 +148,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         if seen_here:
             label = rec.label_id_from_votes()
             reach = min(a.reentry_radius_m + a.drift_per_m * walked(rec), a.max_reentry_m)
-            hits = [k for lab, c, k in seen_here if lab == label and float(np.linalg.norm(c - rec.position)) <= reach]
+            hits = [k for lab, c, k in seen_here if lab == label and float(np.linalg.norm(c - rec.position)) <= reach
+                    and not co_observed(rec, objs.survivor(objs.records[k]))]  # another object seen beside it before
         pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
         if not len(pts):
             continue
