@@ -19,9 +19,11 @@ frames keep the poses and nodes they were stored with.
 Guards: at least ``reloc_min_support`` distinct labelled landmarks within ``reloc_tol_m`` of the
 correction (one moved object, or a partial view of a large one, cannot move the map); a rotation only
 when the supporting landmarks span ``reloc_min_baseline_m`` and within ``reloc_max_yaw_deg``; changes
-below ``reloc_min_shift_m`` / 1 degree are never applied (exact poses are never touched); every pair's
-offset must be plausible for the distance walked since its landmark was seen; an equally supported,
-different correction means an ambiguous layout and nothing is done.
+below ``reloc_min_shift_m`` / 1 degree are never applied; every pair's offset must be plausible for the
+distance walked since its landmark was seen; an equally supported, different correction means an ambiguous
+layout and nothing is done. Landmark offsets are centre to centre, so partial views of large landmarks (a
+view cut by the image border: its centre off the object's) can agree on a correction even at exact poses
+(docs/performance.md, thirteenth session).
 """
 from __future__ import annotations
 
