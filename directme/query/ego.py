@@ -128,7 +128,9 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
 
     With the object's observation times (``node.obs_times_s``): the settled tag (:func:`settled_tags`) where the
     wearer stood at the observations taken closest to the object (an object is seen from inside its room; through
-    a door only from afar), over the placements next to it in time that are at that place (within
+    a door only from afar) - and, when those observations come from several rooms, also how near the wearer ever
+    walked to it in each of them (an object just inside a door, seen as close from the corridor through it as from
+    inside, is in the room the wearer walked past it in; a wall between keeps the other room from seeing it), over the placements next to it in time that are at that place (within
     ``SAME_PLACE_M``: a placement restarted where it was, by a drift correction or a moment's carry, is in the same
     room; an object put back near where it once was may be on the other side of a wall).
     Without them (a hand-built node): votes of the tag where a moved object was put down, its keyframes' tags and the
@@ -175,7 +177,8 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
 
 
 def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.ndarray) -> dict[str, float]:
-    """Tag voted by the observations of ``point_w``, weighted steeply by closeness (1 / (0.3 + d)^4)."""
+    """Tag voted by the observations of ``point_w``, weighted steeply by closeness (1 / (0.3 + d)^4); with votes
+    for several tags, each of them also gets the weight of the wearer's nearest position to ``point_w`` under it."""
     ego = snapshot.ego
     tags = settled_tags(snapshot)
     idx = np.clip(np.searchsorted(ego.times_s, times, side="right") - 1, 0, len(ego) - 1)
@@ -185,6 +188,13 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
         tag = tags[i] if i < len(tags) else None
         if tag:
             votes[tag] = votes.get(tag, 0.0) + (0.3 + dist) ** -4
+    if len(votes) > 1:  # seen from several rooms: also where the wearer walked nearest to it in each of them
+        walked = ground_distances_m(ego.T_world_cam[:, :3, 3], point_w, snapshot.up_world)
+        tag_arr = np.asarray([t or "" for t in tags[: len(ego)]], dtype=object)
+        for tag in list(votes):
+            near = walked[: len(tag_arr)][tag_arr == tag]
+            if len(near):
+                votes[tag] += (0.3 + float(near.min())) ** -4
     return votes
 
 
