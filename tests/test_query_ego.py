@@ -153,3 +153,13 @@ def test_an_object_seen_from_two_rooms_is_in_the_one_walked_nearest_to_it():
     assert object_place(snap, box) == "office"
     seen_from_one = type(box)(**{**box.__dict__, "obs_times_s": np.array([0.0, 1.0, 2.0])})  # the corridor only
     assert object_place(snap, seen_from_one) == "corridor"
+
+
+def test_a_walk_past_an_object_behind_a_wall_does_not_outweigh_seeing_it_from_its_room():
+    # a chair 0.3 m inside the dining room's wall: the wearer walked along the corridor 1.2 m from it (the wall
+    # between) and saw it once from afar through the door; inside the dining room he saw it from 2-2.5 m
+    track = [(0.0, 2.7, 5.2, 0.0, "corridor"), (1.0, 8.2, 5.1, 0.0, "corridor"), (2.0, 6.0, 8.0, 0.0, "dining room"),
+             (3.0, 6.5, 8.3, 0.0, "dining room")]
+    chair = obj("c", "Chair", (8.2, 6.35))
+    chair = type(chair)(**{**chair.__dict__, "obs_times_s": np.array([0.0, 2.0, 3.0])})
+    assert object_place(snapshot(3, [chair], track), chair) == "dining room"

@@ -15,6 +15,7 @@ from ..memory.snapshot import MemorySnapshot, ObjectNode
 
 DEFAULT_REACH_M = 1.0
 FLICKER_FRAMES = 2  # a run of one scene tag shorter than this many frames between others (not the current run) is flicker
+WALKED_NEAR_WEIGHT = 0.1  # an object seen from several rooms: the wearer's nearest walk to it in one counts this share of a sighting from as near (a wall may stand between)
 SAME_PLACE_M = 0.5  # consecutive placements of an object this close together are one place: their sightings vote for its room together
 
 
@@ -129,8 +130,9 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
     With the object's observation times (``node.obs_times_s``): the settled tag (:func:`settled_tags`) where the
     wearer stood at the observations taken closest to the object (an object is seen from inside its room; through
     a door only from afar) - and, when those observations come from several rooms, also how near the wearer ever
-    walked to it in each of them (an object just inside a door, seen as close from the corridor through it as from
-    inside, is in the room the wearer walked past it in; a wall between keeps the other room from seeing it), over the placements next to it in time that are at that place (within
+    walked to it in each of them, at ``WALKED_NEAR_WEIGHT`` of a sighting from as near (an object just inside a
+    door, seen as close from the corridor through it as from inside, is in the room the wearer walked past it in;
+    a walk past it on the other side of a wall is not a sighting, so it weighs less), over the placements next to it in time that are at that place (within
     ``SAME_PLACE_M``: a placement restarted where it was, by a drift correction or a moment's carry, is in the same
     room; an object put back near where it once was may be on the other side of a wall).
     Without them (a hand-built node): votes of the tag where a moved object was put down, its keyframes' tags and the
@@ -178,7 +180,8 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
 
 def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.ndarray) -> dict[str, float]:
     """Tag voted by the observations of ``point_w``, weighted steeply by closeness (1 / (0.3 + d)^4); with votes
-    for several tags, each of them also gets the weight of the wearer's nearest position to ``point_w`` under it."""
+    for several tags, each of them also gets ``WALKED_NEAR_WEIGHT`` x that weight of the wearer's nearest position to
+    ``point_w`` under it."""
     ego = snapshot.ego
     tags = settled_tags(snapshot)
     idx = np.clip(np.searchsorted(ego.times_s, times, side="right") - 1, 0, len(ego) - 1)
@@ -194,7 +197,7 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
         for tag in list(votes):
             near = walked[: len(tag_arr)][tag_arr == tag]
             if len(near):
-                votes[tag] += (0.3 + float(near.min())) ** -4
+                votes[tag] += WALKED_NEAR_WEIGHT * (0.3 + float(near.min())) ** -4
     return votes
 
 
