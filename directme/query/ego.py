@@ -132,8 +132,8 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
     a door only from afar) - and, when those observations come from several rooms, also how near the wearer ever
     walked to it in each of them, at ``WALKED_NEAR_WEIGHT`` of a sighting from as near (an object just inside a
     door, seen as close from the corridor through it as from inside, is in the room the wearer walked past it in;
-    a walk past it on the other side of a wall is not a sighting, so it weighs less), over the placements next to it in time that are at that place (within
-    ``SAME_PLACE_M``: a placement restarted where it was, by a drift correction or a moment's carry, is in the same
+    a walk past it on the other side of a wall is not a sighting, so it weighs less), over the placements next
+    to it in time that are at that place (within ``SAME_PLACE_M``: a placement restarted where it was, by a drift correction or a moment's carry, is in the same
     room; an object put back near where it once was may be on the other side of a wall).
     Without them (a hand-built node): votes of the tag where a moved object was put down, its keyframes' tags and the
     tags of the wearer positions nearest to it."""
@@ -193,9 +193,9 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
             votes[tag] = votes.get(tag, 0.0) + (0.3 + dist) ** -4
     if len(votes) > 1:  # seen from several rooms: also where the wearer walked nearest to it in each of them
         walked = ground_distances_m(ego.T_world_cam[:, :3, 3], point_w, snapshot.up_world)
-        tag_arr = np.asarray([t or "" for t in tags[: len(ego)]], dtype=object)
+        tag_arr = _settled_tag_array(snapshot)
         for tag in list(votes):
-            near = walked[: len(tag_arr)][tag_arr == tag]
+            near = walked[: len(tag_arr)][tag_arr[: len(walked)] == tag]
             if len(near):
                 votes[tag] += WALKED_NEAR_WEIGHT * (0.3 + float(near.min())) ** -4
     return votes
@@ -218,6 +218,18 @@ def settled_tags(snapshot: MemorySnapshot) -> tuple[Optional[str], ...]:
         for i, tag in zip(tagged, _settle([raw[i] for i in tagged], FLICKER_FRAMES)):
             out[i] = tag
         cached = _SETTLED[key] = tuple(out)
+    return cached
+
+
+_SETTLED_ARRAY: "WeakKeyDictionary[object, np.ndarray]" = WeakKeyDictionary()
+
+
+def _settled_tag_array(snapshot: MemorySnapshot) -> np.ndarray:
+    """:func:`settled_tags` as an array (untagged frames: ""), computed once per snapshot."""
+    key = snapshot.ego
+    cached = _SETTLED_ARRAY.get(key)
+    if cached is None:
+        cached = _SETTLED_ARRAY[key] = np.asarray([t or "" for t in settled_tags(snapshot)], dtype=object)
     return cached
 
 
