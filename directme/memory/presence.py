@@ -121,8 +121,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     ``max_reentry_m``): that is likely the object itself, seen displaced by pose drift or matched to a
     duplicate, not its absence - unless the record it matched was once seen beside the object in one frame
     (``association.co_observed``): that is another object of its label, and the view counts. When the object
-    was in full enough view there, the record that instance matched stood in for it once more (``ObjectRecord.stood_in_for``; appended to ``stand_ins`` as (object,
-    stand-in index)): two objects near each other are seen together now and then, one object and its
+    was in full enough view there, the record that instance matched stood in for it once more
+    (``ObjectRecord.stood_in_for``; appended to ``stand_ins`` as (object, stand-in index)): two objects near each other are seen together now and then, one object and its
     duplicate never. ``approach(rec)``: the wearer's nearest approach to the object along the ground since
     it was last seen (default: the camera's distance now), for ``gone.just_seen_s``. Returns the objects
     that are not present after this frame's evidence against them (the caller decides whether a tentative one was a misplaced view of a neighbour)."""

@@ -133,8 +133,9 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
     walked to it in each of them, at ``WALKED_NEAR_WEIGHT`` of a sighting from as near (an object just inside a
     door, seen as close from the corridor through it as from inside, is in the room the wearer walked past it in;
     a walk past it on the other side of a wall is not a sighting, so it weighs less), over the placements next
-    to it in time that are at that place (within ``SAME_PLACE_M``: a placement restarted where it was, by a drift correction or a moment's carry, is in the same
-    room; an object put back near where it once was may be on the other side of a wall).
+    to it in time that are at that place (within ``SAME_PLACE_M``: a placement restarted where it was, by a drift
+    correction or a moment's carry, is in the same room; an object put back near where it once was may be on the
+    other side of a wall).
     Without them (a hand-built node): votes of the tag where a moved object was put down, its keyframes' tags and the
     tags of the wearer positions nearest to it."""
     history = node.position_history or ((node.first_seen_s, node.position_w),)
@@ -194,14 +195,15 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
     if len(votes) > 1:  # seen from several rooms: also where the wearer walked nearest to it in each of them
         walked = ground_distances_m(ego.T_world_cam[:, :3, 3], point_w, snapshot.up_world)
         tag_arr = _settled_tag_array(snapshot)
+        n = min(len(walked), len(tag_arr))
         for tag in list(votes):
-            near = walked[: len(tag_arr)][tag_arr[: len(walked)] == tag]
+            near = walked[:n][tag_arr[:n] == tag]
             if len(near):
                 votes[tag] += WALKED_NEAR_WEIGHT * (0.3 + float(near.min())) ** -4
     return votes
 
 
-_SETTLED: "WeakKeyDictionary[object, tuple[Optional[str], ...]]" = WeakKeyDictionary()
+_SETTLED: "WeakKeyDictionary[object, tuple[tuple[Optional[str], ...], np.ndarray]]" = WeakKeyDictionary()
 
 
 def settled_tags(snapshot: MemorySnapshot) -> tuple[Optional[str], ...]:
@@ -209,6 +211,16 @@ def settled_tags(snapshot: MemorySnapshot) -> tuple[Optional[str], ...]:
     over the whole track; frames without a tag stay without) - the places :func:`place_sequence` walks through,
     frame by frame. A scene classifier that names the wrong room for a frame or two must not move the objects
     seen then into that room. Computed once per snapshot."""
+    return _settled(snapshot)[0]
+
+
+def _settled_tag_array(snapshot: MemorySnapshot) -> np.ndarray:
+    """:func:`settled_tags` as an array (untagged frames: "")."""
+    return _settled(snapshot)[1]
+
+
+def _settled(snapshot: MemorySnapshot) -> tuple[tuple[Optional[str], ...], np.ndarray]:
+    """The settled tags of a snapshot's ego frames, as a tuple and as an array, computed once per snapshot."""
     key = snapshot.ego
     cached = _SETTLED.get(key)
     if cached is None:
@@ -217,19 +229,7 @@ def settled_tags(snapshot: MemorySnapshot) -> tuple[Optional[str], ...]:
         out = list(raw)
         for i, tag in zip(tagged, _settle([raw[i] for i in tagged], FLICKER_FRAMES)):
             out[i] = tag
-        cached = _SETTLED[key] = tuple(out)
-    return cached
-
-
-_SETTLED_ARRAY: "WeakKeyDictionary[object, np.ndarray]" = WeakKeyDictionary()
-
-
-def _settled_tag_array(snapshot: MemorySnapshot) -> np.ndarray:
-    """:func:`settled_tags` as an array (untagged frames: ""), computed once per snapshot."""
-    key = snapshot.ego
-    cached = _SETTLED_ARRAY.get(key)
-    if cached is None:
-        cached = _SETTLED_ARRAY[key] = np.asarray([t or "" for t in settled_tags(snapshot)], dtype=object)
+        cached = _SETTLED[key] = (tuple(out), np.asarray([t or "" for t in out], dtype=object))
     return cached
 
 
