@@ -136,12 +136,12 @@ class Intrinsics:
         vals = (self.fx, self.fy, self.cx, self.cy)
         if not all(_is_real(v) and _finite(v) for v in vals) or self.fx <= 0 or self.fy <= 0:
             raise InvalidInputError(f"intrinsics need finite positive focal lengths, got {vals!r:.120}")
-        for name, f, side in (("fx", float(self.fx), w), ("fy", float(self.fy), h)):
+        for name, f, side, across in (("fx", float(self.fx), w, "wide"), ("fy", float(self.fy), h, "high")):
             lo, hi = side / (2 * np.tan(np.deg2rad(MAX_FOV_DEG) / 2)), side / (2 * np.tan(np.deg2rad(MIN_FOV_DEG) / 2))
             if not lo <= f <= hi:
                 raise InvalidInputError(
                     f"intrinsics {name}={f:.6g} px gives a field of view outside [{MIN_FOV_DEG}, {MAX_FOV_DEG}] deg "
-                    f"for a {side} px wide image (plausible {name}: {lo:.3g} to {hi:.3g} px): focal lengths are in "
+                    f"for an image {side} px {across} (plausible {name}: {lo:.3g} to {hi:.3g} px): focal lengths are in "
                     "pixels of this image size (normalised or in millimetres? for a resized image use resized())")
         for name, c, side in (("cx", float(self.cx), w), ("cy", float(self.cy), h)):
             if not -side <= c <= 2 * side:

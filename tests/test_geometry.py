@@ -68,6 +68,13 @@ def test_intrinsics_resized_and_cropped():
         K.cropped(300, 0, 100, 100)
 
 
+
+def test_an_implausible_focal_length_names_the_image_side_it_was_checked_against():
+    with pytest.raises(InvalidInputError, match=r"fx=1e\+08 px .* for an image 640 px wide"):
+        Intrinsics(1e8, 500.0, 320.0, 240.0, 640, 480)
+    with pytest.raises(InvalidInputError, match=r"fy=1e\+08 px .* for an image 480 px high"):
+        Intrinsics(500.0, 1e8, 320.0, 240.0, 640, 480)
+
 def test_direction_words_and_clock():
     assert [direction_word(a) for a in (0, 45, 90, 135, 180, -135, -90, -45)] == list(DIRECTIONS_8)
     assert direction_word(22.4) == "front" and direction_word(22.6) == "front-left" and direction_word(-179) == "behind"
