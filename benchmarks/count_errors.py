@@ -26,26 +26,43 @@ and ``spread`` when neither kind is found: the counted nodes present with probab
 the counted objects, and the less likely nodes (a false detection seen once, a half-believed removal) moved
 the most likely count off the truth.
 
+Every question, right or wrong, is also sorted by the moment it is asked at (what the stream can hold then):
+
+- ``put_down_unreported``: an object of the asked class was put down by the wearer at most ``PUT_DOWN_S`` before
+  the question and the detector has not reported it since: nothing in the stream shows its new place (the
+  simulator does not show what the wearer carries, and asks as soon as the object is in view at its new place);
+- ``removal_first_view``: the simulator first counts the removal of an object of the asked class as seen (its
+  place in view, unoccluded: ``sim.generate.visibility``) in the question's frame or the one before: one view
+  must read it gone, through the pose drift between that view and the place remembered;
+- ``other``: neither.
+
 The counted nodes are the answer's evidence (``Answer.evidence``: every node the count used). Prints one line
 per seed, then ``by_time=`` (share right per quarter of the episode), ``over=`` / ``under=`` (wrong answers
-above / below the truth), one ``cause=count`` line per cause, and last ``quantity_change=<share right>``.
+above / below the truth), one ``cause=count`` line per cause, one ``moment_<kind>=right/questions`` line per
+moment, and last ``quantity_change=<share right>``.
 """
 from __future__ import annotations
 
 import argparse
+import math
 from collections import Counter, defaultdict
 from typing import Optional
+
+import numpy as np
 
 from directme.agent import Agent
 from directme.config import oracle_config
 from directme.query.options import parse_option
 from directme.query.vocab import Vocabulary
 from directme.sim import generate_episode
+from directme.sim.generate import visibility
 from directme.sim.scoring import association_score, gt_object
 
 SUBTASK = "Quantity Change Tracking"
 MISSING = ("never_reported", "unmatched", "believed_gone", "other_room", "other_class")
 EXTRA = ("false_detection", "duplicate", "removed", "moved_elsewhere", "other_class_extra", "spread")
+MOMENTS = ("put_down_unreported", "removal_first_view", "other")
+PUT_DOWN_S = 5.0  # a put-down this recent, not reported since, leaves the question without its new place
 _VOCAB = Vocabulary(include_objects365=False)  # counts are parsed before any label is looked up
 
 
@@ -58,9 +75,30 @@ def _room(ep, position_w) -> str:
     return ep.layout.room_at(float(position_w[0]), float(position_w[1])).room_type
 
 
+def removal_seen_s(ep) -> dict[int, float]:
+    """Object id -> the first frame time at which the simulator counts its removal as seen."""
+    poses = [f.T_world_cam for f in ep.frames_gt]
+    times = np.array([f.t_s for f in ep.frames_gt])
+    return visibility(ep.source, poses, times, ep.intrinsics, ep.objects)[1]
+
+
+def moment(ep, label: str, t_s: float, reported_s: dict[int, list[float]], removals_s: dict[int, float]) -> str:
+    """The kind of moment (``MOMENTS``) a question on ``label`` asked at ``t_s`` comes at."""
+    frame_s = 1.0 / ep.fps
+    if any(e.kind == "putdown" and e.label == label and t_s - PUT_DOWN_S <= e.t_s <= t_s
+           and not any(e.t_s <= r <= t_s for r in reported_s.get(e.object_id, ())) for e in ep.events):
+        return "put_down_unreported"
+    if any(o.label == label and t_s - frame_s - 1e-6 <= removals_s.get(o.object_id, -math.inf) <= t_s
+           for o in ep.objects):
+        return "removal_first_view"
+    return "other"
+
+
 def census(ep, noise: str, seed: int) -> list[dict]:
     """Per Quantity Change question of ``ep`` (by time): its time, truth, the count said (None: no letter),
-    whether it is right, and Counter of causes (empty when right)."""
+    whether it is right, the moment it is asked at (``MOMENTS``), and Counter of causes (empty when right)."""
+    removals_s = removal_seen_s(ep)
+    reported_s: dict[int, list[float]] = defaultdict(list)  # GT object id -> times the detector reported it
     agent = Agent(oracle_config(noise, seed), episode=ep)
     mem = agent.memory
     votes: dict[str, Counter] = defaultdict(Counter)  # node id -> GT object id -> detections
@@ -72,6 +110,8 @@ def census(ep, noise: str, seed: int) -> list[dict]:
             for fp in agent.perception.process(frame):
                 agent.observe_perception(fp)
                 for inst in fp.instances:
+                    if gt_object(inst.track_id) is not None:
+                        reported_s[gt_object(inst.track_id)].append(fp.t_s)
                     rec = mem.objects.tracked(inst.track_id)
                     if rec is not None and rec.obs_t and rec.obs_t[-1] == fp.t_s:  # matched in this frame
                         votes[rec.node_id][gt_object(inst.track_id)] += 1
@@ -79,11 +119,12 @@ def census(ep, noise: str, seed: int) -> list[dict]:
         answer = agent.ask(q.text, t=q.t_s, options=q.options)
         truth = int(q.meta["answer_value"])
         said = None if answer.letter is None else _option_number(q.options[ord(answer.letter) - ord("A")])
-        row = {"t_s": q.t_s, "truth": truth, "said": said, "right": answer.letter == q.answer, "causes": Counter()}
+        label, room = q.meta["gt"]["label"], q.meta["gt"].get("room")
+        row = {"t_s": q.t_s, "truth": truth, "said": said, "right": answer.letter == q.answer, "causes": Counter(),
+               "moment": moment(ep, label, q.t_s, reported_s, removals_s)}
         rows.append(row)
         if row["right"]:
             continue
-        label, room = q.meta["gt"]["label"], q.meta["gt"].get("room")
         snap = mem.as_of(q.t_s)
         node_gt = association_score(mem, votes).node_gt
         counted = [e.node_id for e in answer.evidence if e.detail.startswith("counted")
@@ -145,6 +186,9 @@ def main() -> None:
     causes = sum((r["causes"] for r in every), Counter())
     for k in MISSING + EXTRA:
         print(f"{k}={causes[k]}")
+    for k in MOMENTS:
+        rows_k = [r for r in every if r["moment"] == k]
+        print(f"moment_{k}={sum(r['right'] for r in rows_k)}/{len(rows_k)}")
     print(f"quantity_change={sum(r['right'] for r in every) / max(len(every), 1):.3f}")
 
 
