@@ -187,7 +187,7 @@ class Agent:
         loader = getattr(self.memory, "keyframe_image", None) if wants_images else None
         ctx = build_context(question, opts, snapshot, self._vocab, self._embedder, reach_m=q.reach_m,
                             max_keyframes=q.max_keyframes, just_now_s=q.just_now_s, image_loader=loader,
-                            parser=q.parser)
+                            parser=q.parser, rooms=q.rooms)
         answer = self.answerer.answer(ctx)
         if len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places and Flag.EMPTY_MEMORY not in answer.flags:
             from dataclasses import replace

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Union
 
 from .errors import InvalidInputError
 from .memory.config import MemoryConfig
+from .query.ego import RoomConfig
 from .query.parsed import ParserConfig
 
 
@@ -55,6 +56,7 @@ class QueryConfig:
     just_now_s: float = 10.0
     load_keyframe_images: bool = False
     parser: ParserConfig = field(default_factory=ParserConfig)  # the parser's trust in rules, meaning, options
+    rooms: RoomConfig = field(default_factory=RoomConfig)  # how an object's room is read from the scene tags
 
     def __post_init__(self) -> None:
         from .query.embed import EMBEDDERS, QUESTION_ENCODERS

@@ -163,3 +163,20 @@ def test_a_walk_past_an_object_behind_a_wall_does_not_outweigh_seeing_it_from_it
     chair = obj("c", "Chair", (8.2, 6.35))
     chair = type(chair)(**{**chair.__dict__, "obs_times_s": np.array([0.0, 2.0, 3.0])})
     assert object_place(snapshot(3, [chair], track), chair) == "dining room"
+
+
+def test_the_room_rule_is_a_config_section_that_reaches_the_answerers():
+    from directme.config import AgentConfig
+    from directme.errors import InvalidInputError
+    from directme.query.ego import RoomConfig
+
+    cfg = AgentConfig.from_dict({"query": {"rooms": {"flicker_frames": 3, "walked_near_weight": 0.0}}})
+    assert cfg.query.rooms == RoomConfig(flicker_frames=3, walked_near_weight=0.0)
+    assert AgentConfig.from_dict(cfg.to_dict()).query.rooms == cfg.query.rooms
+    for bad in ({"flicker_frames": 0}, {"same_place_m": -1.0}, {"walked_near_weight": float("nan")}):
+        with pytest.raises(InvalidInputError, match="query.rooms"):
+            AgentConfig.from_dict({"query": {"rooms": bad}})
+    tags = ["kitchen", "kitchen", "corridor", "kitchen", "kitchen"]
+    snap = snapshot(len(tags) - 1, [], _tagged(tags))
+    assert list(settled_tags(snap)) == ["kitchen"] * 5  # one corridor frame is flicker
+    assert list(settled_tags(snap, RoomConfig(flicker_frames=1))) == tags  # nothing is flicker

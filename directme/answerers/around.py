@@ -48,7 +48,7 @@ def objects_around(ctx: QueryContext, near_m: float, side_range_m: float) -> Pre
     az_open = _open_side_deg(ctx, R, p_ref[0], t) if rel == "opposite" else None
     if rel == "opposite" and az_open is None:
         return _none("'opposite' needs the wearer to have walked near the reference (its open side)")
-    ref_room = _known_place(object_place(ctx.snapshot, refs[0])) if rel == "opposite" else None
+    ref_room = _known_place(object_place(ctx.snapshot, refs[0], -1, ctx.facts.rooms)) if rel == "opposite" else None
     half = float(np.max(np.asarray(refs[0].extent_m)[:2]) / 2) if refs[0].extent_m is not None else 0.3
     found: dict[str, tuple[float, ObjectNode]] = {}
     for n in ctx.snapshot.objects.values():
@@ -73,7 +73,7 @@ def objects_around(ctx: QueryContext, near_m: float, side_range_m: float) -> Pre
             ok, score = ground <= max(0.3, half) and abs(d[2]) <= 0.6, ground
         elif rel == "opposite":  # across the room: beyond the open floor in front of the reference
             off = _angle_diff(az, az_open)
-            room = _known_place(object_place(ctx.snapshot, n)) if ref_room else None
+            room = _known_place(object_place(ctx.snapshot, n, -1, ctx.facts.rooms)) if ref_room else None
             ok, score = ground >= max(1.5, 2 * half) and off <= 35.0 and room in (None, ref_room), off
         else:  # near, next to, beside, by, around, against
             ok, score = ground <= near_m, ground

@@ -57,7 +57,7 @@ def events_of(ctx: QueryContext, kind: EventKind, place: Optional[str]) -> list[
         if kind == EventKind.APPEARED and (e.after_s < t0 or math.isinf(e.after_s)):
             continue  # first seen on the first look at its place: not known to be new
         node = snap.objects[e.node_id]
-        if place and canonical(object_place(snap, node, -1) or "") != canonical(place):
+        if place and canonical(object_place(snap, node, -1, ctx.facts.rooms) or "") != canonical(place):
             continue
         out.append((e, node))
     return out

@@ -223,7 +223,7 @@ class GeometricAnswerer:
         # the put-down links over every candidate: the old place may lie outside the asked room
         links = put_down_links(scored, ctx.snapshot.ego, ctx.snapshot.up_world, self.put_down)
         if place:
-            in_place = lambda n: canonical(object_place(ctx.snapshot, n, -1) or "") == canonical(place)  # noqa: E731
+            in_place = lambda n: canonical(object_place(ctx.snapshot, n, -1, ctx.facts.rooms) or "") == canonical(place)  # noqa: E731
             scored = [(n, p) for n, p in scored if in_place(n)]
         belief, kept = count_of_probabilities(scored, self.duplicate_radius_m, carried=links)
         k = belief.most_likely
@@ -245,7 +245,7 @@ class GeometricAnswerer:
                          if m.how in ("label", "vote", "head")]
                 weights = [1.0] * len(nodes)
                 if place:  # soft: the share of the room evidence pointing at the asked room
-                    weights = [max(_share(place_votes(ctx.snapshot, n, i), place)
+                    weights = [max(_share(place_votes(ctx.snapshot, n, i, ctx.facts.rooms), place)
                                    for i in range(len(n.position_history) or 1)) for n in nodes]
                 scores[tgt.key] = float(sum(n.n_obs * _vote_share(n, n.label) * w for n, w in zip(nodes, weights)))
         if not scores:
@@ -265,7 +265,7 @@ class GeometricAnswerer:
             if node is None:
                 return _none("the object is not in memory")
             p = float(node.presence_p)
-            where = _known_place(object_place(ctx.snapshot, node, -1))
+            where = _known_place(object_place(ctx.snapshot, node, -1, ctx.facts.rooms))
             verdict = "still there" if p >= 0.5 else "no longer there"
             return Prediction(PredictionKind.YES, f"The {node.label} is {verdict} (P={p:.2f}, last seen at "
                               f"{node.last_seen_s:.0f} s{' in the ' + where if where else ''}).", p_yes=p)

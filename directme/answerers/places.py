@@ -83,7 +83,7 @@ def object_room(ctx: QueryContext, put_back_p: float) -> Prediction:
     n_place = max(1, len(node.position_history))
     before = ctx.intent.time_ref.relation == "before" and ctx.intent.time_ref.kind == TimeKind.EVENT
     if before and n_place < 2:  # no move seen: it was (and is) where memory has it
-        tag = _known_place(object_place(ctx.snapshot, node, 0))
+        tag = _known_place(object_place(ctx.snapshot, node, 0, ctx.facts.rooms))
         if not tag:
             return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
         return Prediction(PredictionKind.PLACES, f"No move of the {node.label} was seen; it is in the {tag}.", 0.5,
@@ -94,7 +94,7 @@ def object_room(ctx: QueryContext, put_back_p: float) -> Prediction:
         idx = 0
     else:  # the placement before the current one, unless it was taken from the current one and put back
         idx = n_place - 1 if _put_back(ctx, node, put_back_p) else n_place - 2
-    tag = _known_place(object_place(ctx.snapshot, node, idx))
+    tag = _known_place(object_place(ctx.snapshot, node, idx, ctx.facts.rooms))
     if not tag:
         return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
     return Prediction(PredictionKind.PLACES, f"The {node.label} was in the {tag}." if before else
@@ -122,7 +122,7 @@ def _room_scores(ctx: QueryContext, node: ObjectNode, placement: int, best: str)
     """The chosen room first (1.0), then the other rooms memory has evidence for, by their share of the
     evidence (below 1): when the best room is not among the options (a doorway seen from the corridor),
     the next one answers."""
-    votes = place_votes(ctx.snapshot, node, placement)
+    votes = place_votes(ctx.snapshot, node, placement, ctx.facts.rooms)
     total = sum(votes.values()) or 1.0
     scores = {canonical(tag): 0.5 * w / total for tag, w in votes.items()}
     scores[canonical(best)] = 1.0

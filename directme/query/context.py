@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..memory.snapshot import MemorySnapshot
-from .ego import render_subgraph
+from .ego import ROOMS, RoomConfig, render_subgraph
 from .embed import CachedEmbedder
 from .intent import Primitive, parse_question
 from .keyframes import ImageLoader, load_keyframes
@@ -31,7 +31,7 @@ def node_evidence(snapshot: MemorySnapshot, node_id: str, detail: str) -> Eviden
 def build_context(question: str, options: Sequence[str], snapshot: MemorySnapshot, vocab: Vocabulary,
                   embedder: Optional[CachedEmbedder] = None, reach_m: float = 1.0, max_keyframes: int = 4,
                   just_now_s: float = 10.0, image_loader: Optional[ImageLoader] = None,
-                  parser: Optional[ParserConfig] = None) -> QueryContext:
+                  parser: Optional[ParserConfig] = None, rooms: RoomConfig = ROOMS) -> QueryContext:
     place_tags = sorted({tag for tag in snapshot.ego.scene_tags if tag} | {p.tag for p in snapshot.places.values()})
     vocab.add_labels(n.label for n in snapshot.objects.values())
     intent = parse_question(question, options, vocab, embedder, settings=parser)
@@ -40,7 +40,7 @@ def build_context(question: str, options: Sequence[str], snapshot: MemorySnapsho
     when = resolve_time(intent.time_ref, snapshot, nodes, just_now_s)
     node_ids = list(dict.fromkeys(m.node_id for ms in matches for m in ms[:3]))
     path_from = when.t_event if intent.primitive == Primitive.MY_TRAJECTORY and when.t_event is not None else None
-    text = render_subgraph(snapshot, node_ids, when.t_eval, reach_m, path_from_s=path_from)
+    text = render_subgraph(snapshot, node_ids, when.t_eval, reach_m, path_from_s=path_from, rooms=rooms)
     path = None
     if intent.primitive == Primitive.MY_TRAJECTORY:
         path = metric_path(snapshot, t_from=when.t_eval if when.t_eval < snapshot.t_s else -float("inf"))
@@ -53,7 +53,7 @@ def build_context(question: str, options: Sequence[str], snapshot: MemorySnapsho
                      for nid in node_ids)
     keyframes = load_keyframes(snapshot, node_ids, snapshot.t_s, image_loader, max_keyframes)
     facts = Facts(matches=tuple(tuple(ms) for ms in matches), time=when,
-                  options=tuple(parse_options(options, vocab, place_tags)), reach_m=float(reach_m),
+                  options=tuple(parse_options(options, vocab, place_tags)), reach_m=float(reach_m), rooms=rooms,
                   place_tags=tuple(place_tags), metric_path=path)
     return QueryContext(question=question, t_s=snapshot.t_s, options=tuple(options), intent=intent,
                         snapshot=snapshot, subgraph_text=text, facts=facts, keyframes=keyframes, evidence=evidence)

@@ -14,9 +14,28 @@ from ..geometry import EgoFrame, azimuth_deg, clock_hour, direction_word, ground
 from ..memory.snapshot import MemorySnapshot, ObjectNode
 
 DEFAULT_REACH_M = 1.0
-FLICKER_FRAMES = 2  # a run of one scene tag shorter than this many frames between others (not the current run) is flicker
-WALKED_NEAR_WEIGHT = 0.1  # an object seen from several rooms: the wearer's nearest walk to it in one counts this share of a sighting from as near (a wall may stand between)
-SAME_PLACE_M = 0.5  # consecutive placements of an object this close together are one place: their sightings vote for its room together
+
+
+@dataclass(frozen=True)
+class RoomConfig:
+    """How an object's room is read from the wearer's scene tags (config section ``query.rooms``)."""
+
+    flicker_frames: int = 2  # a run of one scene tag shorter than this many frames between others (not the current run) is flicker
+    walked_near_weight: float = 0.1  # an object seen from several rooms: the wearer's nearest walk to it in one counts this share of a sighting from as near (a wall may stand between)
+    same_place_m: float = 0.5  # consecutive placements of an object this close together are one place: their sightings vote for its room together
+
+    def __post_init__(self) -> None:
+        from ..errors import InvalidInputError
+
+        if isinstance(self.flicker_frames, bool) or not isinstance(self.flicker_frames, int) or self.flicker_frames < 1:
+            raise InvalidInputError(f"query.rooms.flicker_frames must be an integer >= 1, got {self.flicker_frames!r:.60}")
+        for name in ("walked_near_weight", "same_place_m"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+                raise InvalidInputError(f"query.rooms.{name} must be a finite number >= 0, got {v!r:.60}")
+
+
+ROOMS = RoomConfig()  # the defaults, for callers without an agent's config
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,8 +134,9 @@ def nearest_ego_tag(snapshot: MemorySnapshot, point_w: np.ndarray, k: int = 3) -
     return max(votes, key=votes.get) if votes else None
 
 
-def object_place(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1) -> Optional[str]:
-    votes = place_votes(snapshot, node, placement)
+def object_place(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1,
+                 rooms: RoomConfig = ROOMS) -> Optional[str]:
+    votes = place_votes(snapshot, node, placement, rooms)
     if not votes:
         if node.place_id and node.place_id in snapshot.places:
             return snapshot.places[node.place_id].tag
@@ -124,16 +144,17 @@ def object_place(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1
     return max(sorted(votes), key=votes.get)
 
 
-def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1) -> dict[str, float]:
+def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1,
+                rooms: RoomConfig = ROOMS) -> dict[str, float]:
     """Evidence (tag -> weight) for the room of one placement of an object (default: the current one).
 
     With the object's observation times (``node.obs_times_s``): the settled tag (:func:`settled_tags`) where the
     wearer stood at the observations taken closest to the object (an object is seen from inside its room; through
     a door only from afar) - and, when those observations come from several rooms, also how near the wearer ever
-    walked to it in each of them, at ``WALKED_NEAR_WEIGHT`` of a sighting from as near (an object just inside a
+    walked to it in each of them, at ``rooms.walked_near_weight`` of a sighting from as near (an object just inside a
     door, seen as close from the corridor through it as from inside, is in the room the wearer walked past it in;
     a walk past it on the other side of a wall is not a sighting, so it weighs less), over the placements next
-    to it in time that are at that place (within ``SAME_PLACE_M``: a placement restarted where it was, by a drift
+    to it in time that are at that place (within ``rooms.same_place_m``: a placement restarted where it was, by a drift
     correction or a moment's carry, is in the same room; an object put back near where it once was may be on the
     other side of a wall).
     Without them (a hand-built node): votes of the tag where a moved object was put down, its keyframes' tags and the
@@ -151,7 +172,7 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
         bounds = [h[0] for h in history] + [np.inf]
 
         def near(j: int) -> bool:
-            return ground_distances_m(points[j][None], point, snapshot.up_world)[0] <= SAME_PLACE_M
+            return ground_distances_m(points[j][None], point, snapshot.up_world)[0] <= rooms.same_place_m
 
         lo, hi = placement, placement
         while lo > 0 and near(lo - 1):
@@ -163,7 +184,7 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
         for j in same:
             keep |= (times >= bounds[j] - 1e-6) & (times < bounds[j + 1])
         if keep.any():
-            return _observation_votes(snapshot, times[keep], point)
+            return _observation_votes(snapshot, times[keep], point, rooms)
     votes: dict[str, float] = {}
 
     def vote(tag: Optional[str], w: float) -> None:
@@ -179,12 +200,13 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1)
     return votes
 
 
-def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.ndarray) -> dict[str, float]:
+def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.ndarray,
+                       rooms: RoomConfig = ROOMS) -> dict[str, float]:
     """Tag voted by the observations of ``point_w``, weighted steeply by closeness (1 / (0.3 + d)^4); with votes
-    for several tags, each of them also gets ``WALKED_NEAR_WEIGHT`` x that weight of the wearer's nearest position to
+    for several tags, each of them also gets ``rooms.walked_near_weight`` x that weight of the wearer's nearest position to
     ``point_w`` under it."""
     ego = snapshot.ego
-    tags = settled_tags(snapshot)
+    tags, tag_arr = _settled(snapshot, rooms.flicker_frames)
     idx = np.clip(np.searchsorted(ego.times_s, times, side="right") - 1, 0, len(ego) - 1)
     d = ground_distances_m(ego.T_world_cam[idx, :3, 3], point_w, snapshot.up_world)
     votes: dict[str, float] = {}
@@ -194,42 +216,37 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
             votes[tag] = votes.get(tag, 0.0) + (0.3 + dist) ** -4
     if len(votes) > 1:  # seen from several rooms: also where the wearer walked nearest to it in each of them
         walked = ground_distances_m(ego.T_world_cam[:, :3, 3], point_w, snapshot.up_world)
-        tag_arr = _settled_tag_array(snapshot)
         n = min(len(walked), len(tag_arr))
         for tag in list(votes):
             near = walked[:n][tag_arr[:n] == tag]
             if len(near):
-                votes[tag] += WALKED_NEAR_WEIGHT * (0.3 + float(near.min())) ** -4
+                votes[tag] += rooms.walked_near_weight * (0.3 + float(near.min())) ** -4
     return votes
 
 
-_SETTLED: "WeakKeyDictionary[object, tuple[tuple[Optional[str], ...], np.ndarray]]" = WeakKeyDictionary()
+_SETTLED: "WeakKeyDictionary[object, dict[int, tuple[tuple[Optional[str], ...], np.ndarray]]]" = WeakKeyDictionary()
 
 
-def settled_tags(snapshot: MemorySnapshot) -> tuple[Optional[str], ...]:
-    """The wearer's scene tag at each ego frame, with flicker taken out (:func:`_settle` with ``FLICKER_FRAMES``,
-    over the whole track; frames without a tag stay without) - the places :func:`place_sequence` walks through,
-    frame by frame. A scene classifier that names the wrong room for a frame or two must not move the objects
-    seen then into that room. Computed once per snapshot."""
-    return _settled(snapshot)[0]
+def settled_tags(snapshot: MemorySnapshot, rooms: RoomConfig = ROOMS) -> tuple[Optional[str], ...]:
+    """The wearer's scene tag at each ego frame, with flicker taken out (:func:`_settle` with
+    ``rooms.flicker_frames``, over the whole track; frames without a tag stay without) - the places
+    :func:`place_sequence` walks through, frame by frame. A scene classifier that names the wrong room for a
+    frame or two must not move the objects seen then into that room. Computed once per snapshot."""
+    return _settled(snapshot, rooms.flicker_frames)[0]
 
 
-def _settled_tag_array(snapshot: MemorySnapshot) -> np.ndarray:
-    """:func:`settled_tags` as an array (untagged frames: "")."""
-    return _settled(snapshot)[1]
-
-
-def _settled(snapshot: MemorySnapshot) -> tuple[tuple[Optional[str], ...], np.ndarray]:
-    """The settled tags of a snapshot's ego frames, as a tuple and as an array, computed once per snapshot."""
-    key = snapshot.ego
-    cached = _SETTLED.get(key)
+def _settled(snapshot: MemorySnapshot, flicker_frames: int) -> tuple[tuple[Optional[str], ...], np.ndarray]:
+    """The settled tags of a snapshot's ego frames, as a tuple and as an array (untagged frames: ""), computed
+    once per snapshot and flicker length."""
+    per_snapshot = _SETTLED.setdefault(snapshot.ego, {})
+    cached = per_snapshot.get(flicker_frames)
     if cached is None:
         raw = snapshot.ego.scene_tags
         tagged = [i for i, tag in enumerate(raw) if tag]
         out = list(raw)
-        for i, tag in zip(tagged, _settle([raw[i] for i in tagged], FLICKER_FRAMES)):
+        for i, tag in zip(tagged, _settle([raw[i] for i in tagged], flicker_frames)):
             out[i] = tag
-        cached = _SETTLED[key] = (tuple(out), np.asarray([t or "" for t in out], dtype=object))
+        cached = per_snapshot[flicker_frames] = (tuple(out), np.asarray([t or "" for t in out], dtype=object))
     return cached
 
 
@@ -252,7 +269,8 @@ def _settle(tags: Sequence[str], min_frames: int) -> list[str]:
 
 
 def relate(snapshot: MemorySnapshot, node: ObjectNode, t_s: Optional[float] = None,
-           reach_m: float = DEFAULT_REACH_M, frame: Optional[EgoFrame] = None) -> Optional[EgoRelation]:
+           reach_m: float = DEFAULT_REACH_M, frame: Optional[EgoFrame] = None,
+           rooms: RoomConfig = ROOMS) -> Optional[EgoRelation]:
     """Ego relation of one object at ``t_s`` (default: snapshot time); None if no pose is known."""
     t = snapshot.t_s if t_s is None else float(t_s)
     frame = frame or ego_frame_at(snapshot, t)
@@ -263,12 +281,12 @@ def relate(snapshot: MemorySnapshot, node: ObjectNode, t_s: Optional[float] = No
     az = azimuth_deg(p_e)
     dist = ground_distance_m(p_e)
     at_now = t >= snapshot.t_s
-    moves = tuple((float(tp), object_place(snapshot, node, i) or "") for i, (tp, _) in
+    moves = tuple((float(tp), object_place(snapshot, node, i, rooms) or "") for i, (tp, _) in
                   enumerate(node.position_history) if tp <= t)
     return EgoRelation(node_id=node.node_id, label=node.label, t_s=t, position_ego=p_e, azimuth_deg=az,
                        direction=direction_word(az), clock=clock_hour(az), distance_m=dist,
                        reachable=bool(dist <= reach_m),
-                       place=object_place(snapshot, node, max(0, len(moves) - 1)),
+                       place=object_place(snapshot, node, max(0, len(moves) - 1), rooms),
                        last_seen_s=min(node.last_seen_s, t), present=node.present or not at_now, moves=moves,
                        carried=node.carried and at_now)
 
@@ -309,7 +327,8 @@ def current_place(snapshot: MemorySnapshot, t_s: Optional[float] = None) -> Opti
 
 
 def render_subgraph(snapshot: MemorySnapshot, node_ids: Iterable[str], t_s: Optional[float] = None,
-                    reach_m: float = DEFAULT_REACH_M, path_from_s: Optional[float] = None) -> str:
+                    reach_m: float = DEFAULT_REACH_M, path_from_s: Optional[float] = None,
+                    rooms: RoomConfig = ROOMS) -> str:
     """Text of the retrieved subgraph in the ego frame at t (what an MLLM or a human reads)."""
     t = snapshot.t_s if t_s is None else float(t_s)
     lines = [f"Time: {t:.1f} s."]
@@ -321,7 +340,7 @@ def render_subgraph(snapshot: MemorySnapshot, node_ids: Iterable[str], t_s: Opti
     lines.append(f"You are {'in the ' + here if here else 'at an unknown place'}; directions are relative to "
                  f"where you face now (front = 12 o'clock), arm reach {reach_m:.1f} m.")
     ids = [i for i in node_ids if i in snapshot.objects]
-    rels = [relate(snapshot, snapshot.objects[i], t, reach_m, frame) for i in ids]
+    rels = [relate(snapshot, snapshot.objects[i], t, reach_m, frame, rooms) for i in ids]
     if rels:
         lines.append("Objects:")
         lines.extend(f"- {r.describe()}" for r in rels if r is not None)
