@@ -180,3 +180,7 @@ def test_the_room_rule_is_a_config_section_that_reaches_the_answerers():
     snap = snapshot(len(tags) - 1, [], _tagged(tags))
     assert list(settled_tags(snap)) == ["kitchen"] * 5  # one corridor frame is flicker
     assert list(settled_tags(snap, RoomConfig(flicker_frames=1))) == tags  # nothing is flicker
+    from directme.query.timeref import place_runs
+
+    assert [tag for _, _, tag in place_runs(snap)] == ["kitchen"]  # the wearer's path: the same rule
+    assert [tag for _, _, tag in place_runs(snap, RoomConfig(flicker_frames=1))] == ["kitchen", "corridor", "kitchen"]

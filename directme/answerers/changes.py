@@ -36,7 +36,7 @@ def change_kind(question: str) -> Optional[EventKind]:
 def since_s(ctx: QueryContext, place: Optional[str]) -> float:
     """What counts as new: since the wearer was last in the asked place before this visit (or since the
     start of the stream when there is no earlier visit)."""
-    runs = place_runs(ctx.snapshot) if ctx.snapshot is not None else []
+    runs = place_runs(ctx.snapshot, ctx.facts.rooms) if ctx.snapshot is not None else []
     if place:
         key = canonical(place)
         earlier = [r for r in runs[:-1] if canonical(r[2]) == key]

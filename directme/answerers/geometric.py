@@ -87,7 +87,7 @@ class GeometricAnswerer:
             path = ctx.facts.metric_path
             return Prediction(PredictionKind.DISTANCE, path.describe(), metres=path.walked_m) if path else \
                 _none("no camera pose in memory")
-        if prim == Primitive.MY_TRAJECTORY and not place_runs(ctx.snapshot):  # no scene tags: from the poses alone
+        if prim == Primitive.MY_TRAJECTORY and not place_runs(ctx.snapshot, ctx.facts.rooms):  # no scene tags: from the poses alone
             return metric_path(ctx)
         if not ctx.facts.time.ok:
             return _none(ctx.facts.time.detail)

@@ -24,7 +24,7 @@ _ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
 def my_room(ctx: QueryContext) -> Prediction:
     """The room of the asked moment (now, before / after entering or leaving a room), or the path as rooms."""
     ref, snap = ctx.intent.time_ref, ctx.snapshot
-    runs = place_runs(snap)
+    runs = place_runs(snap, ctx.facts.rooms)
     subject = subject_place(ref.subject, runs)  # "before this one": the current place, before filtering
     option_places = {canonical(o.place) for o in ctx.facts.options if o.place}
     if option_places:  # rooms the question counts: pass-through places (a corridor) are skipped

@@ -37,7 +37,7 @@ def build_context(question: str, options: Sequence[str], snapshot: MemorySnapsho
     intent = parse_question(question, options, vocab, embedder, settings=parser)
     matches = retrieve(intent, snapshot, embedder)
     nodes = [snapshot.objects[m.node_id] for m in (matches[0] if matches else [])]
-    when = resolve_time(intent.time_ref, snapshot, nodes, just_now_s)
+    when = resolve_time(intent.time_ref, snapshot, nodes, just_now_s, rooms)
     node_ids = list(dict.fromkeys(m.node_id for ms in matches for m in ms[:3]))
     path_from = when.t_event if intent.primitive == Primitive.MY_TRAJECTORY and when.t_event is not None else None
     text = render_subgraph(snapshot, node_ids, when.t_eval, reach_m, path_from_s=path_from, rooms=rooms)

@@ -18,7 +18,8 @@ DEFAULT_REACH_M = 1.0
 
 @dataclass(frozen=True)
 class RoomConfig:
-    """How an object's room is read from the wearer's scene tags (config section ``query.rooms``)."""
+    """How rooms are read from the wearer's scene tags (config section ``query.rooms``): an object's room, the
+    wearer's path through rooms and the times of entering and leaving one (one flicker rule for all three)."""
 
     flicker_frames: int = 2  # a run of one scene tag shorter than this many frames between others (not the current run) is flicker
     walked_near_weight: float = 0.1  # an object seen from several rooms: the wearer's nearest walk to it in one counts this share of a sighting from as near (a wall may stand between)
@@ -346,7 +347,8 @@ def render_subgraph(snapshot: MemorySnapshot, node_ids: Iterable[str], t_s: Opti
         lines.extend(f"- {r.describe()}" for r in rels if r is not None)
     else:
         lines.append("Objects: none of the asked objects is in memory.")
-    path = place_sequence(snapshot, t_from=-np.inf if path_from_s is None else path_from_s, t_to=t, min_frames=2)
+    path = place_sequence(snapshot, t_from=-np.inf if path_from_s is None else path_from_s, t_to=t,
+                          min_frames=rooms.flicker_frames)
     if path:
         lines.append("Your path: " + " -> ".join(f"{tag} ({ts:.0f} s)" for ts, tag in path[-8:]))
     if snapshot.places:

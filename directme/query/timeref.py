@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..memory.snapshot import MemorySnapshot, ObjectNode
-from .ego import place_sequence
+from .ego import ROOMS, RoomConfig, place_sequence
 from .intent import HERE, TimeKind, TimeRef
 from .vocab import canonical
 
@@ -24,10 +24,10 @@ class ResolvedTime:
     detail: str = ""
 
 
-def place_runs(snapshot: MemorySnapshot, min_frames: int = 2) -> list[tuple[float, float, str]]:
+def place_runs(snapshot: MemorySnapshot, rooms: RoomConfig = ROOMS) -> list[tuple[float, float, str]]:
     """(start, end, tag) runs of the wearer's places up to the snapshot time; runs shorter than
-    ``min_frames`` frames (scene-tag flicker) are dropped, except the current one."""
-    seq = place_sequence(snapshot, min_frames=min_frames)
+    ``rooms.flicker_frames`` frames (scene-tag flicker) are dropped, except the current one."""
+    seq = place_sequence(snapshot, min_frames=rooms.flicker_frames)
     ends = [s for s, _ in seq[1:]] + [snapshot.t_s]
     return [(s, e, tag) for (s, tag), e in zip(seq, ends)]
 
@@ -55,7 +55,7 @@ def placement_change_times(node: ObjectNode) -> list[float]:
 
 
 def resolve_time(ref: TimeRef, snapshot: MemorySnapshot, nodes: Sequence[ObjectNode] = (),
-                 just_now_s: float = 10.0) -> ResolvedTime:
+                 just_now_s: float = 10.0, rooms: RoomConfig = ROOMS) -> ResolvedTime:
     t = snapshot.t_s
     t0 = float(snapshot.ego.times_s[0]) if len(snapshot.ego) else t
     if ref.kind == TimeKind.NOW:
@@ -71,16 +71,17 @@ def resolve_time(ref: TimeRef, snapshot: MemorySnapshot, nodes: Sequence[ObjectN
         return ResolvedTime(t0, detail="start of the stream")
     if ref.kind != TimeKind.EVENT:
         return ResolvedTime(t, ok=False, detail=f"unknown time reference {ref.kind!r}")
-    t_event = _event_time(ref, snapshot, nodes)
+    t_event = _event_time(ref, snapshot, nodes, rooms)
     if t_event is None:
         return ResolvedTime(t, ok=False, detail=f"event '{ref.text}' not found in memory")
     t_eval = {"before": t_event - 1.0, "after": t}.get(ref.relation, t_event)
     return ResolvedTime(float(np.clip(t_eval, t0, t)), t_event, True, f"event '{ref.text}' at {t_event:.0f} s")
 
 
-def _event_time(ref: TimeRef, snapshot: MemorySnapshot, nodes: Sequence[ObjectNode]) -> Optional[float]:
+def _event_time(ref: TimeRef, snapshot: MemorySnapshot, nodes: Sequence[ObjectNode],
+                rooms: RoomConfig = ROOMS) -> Optional[float]:
     if ref.event in ("enter", "leave"):
-        runs = place_runs(snapshot)
+        runs = place_runs(snapshot, rooms)
         i = place_event_index(runs, subject_place(ref.subject, runs), ref.event, ref.which)
         if i is None:
             return None
