@@ -110,11 +110,12 @@ def census(ep, noise: str, seed: int) -> list[dict]:
             for fp in agent.perception.process(frame):
                 agent.observe_perception(fp)
                 for inst in fp.instances:
-                    if gt_object(inst.track_id) is not None:
-                        reported_s[gt_object(inst.track_id)].append(fp.t_s)
+                    g = gt_object(inst.track_id)
+                    if g is not None:
+                        reported_s[g].append(fp.t_s)
                     rec = mem.objects.tracked(inst.track_id)
                     if rec is not None and rec.obs_t and rec.obs_t[-1] == fp.t_s:  # matched in this frame
-                        votes[rec.node_id][gt_object(inst.track_id)] += 1
+                        votes[rec.node_id][g] += 1
             frame = next(frames, None)
         answer = agent.ask(q.text, t=q.t_s, options=q.options)
         truth = int(q.meta["answer_value"])

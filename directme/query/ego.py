@@ -10,6 +10,7 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from ..errors import InvalidInputError
 from ..geometry import EgoFrame, azimuth_deg, clock_hour, direction_word, ground_distance_m, ground_distances_m
 from ..memory.snapshot import MemorySnapshot, ObjectNode
 
@@ -26,8 +27,6 @@ class RoomConfig:
     same_place_m: float = 0.5  # consecutive placements of an object this close together are one place: their sightings vote for its room together
 
     def __post_init__(self) -> None:
-        from ..errors import InvalidInputError
-
         if isinstance(self.flicker_frames, bool) or not isinstance(self.flicker_frames, int) or self.flicker_frames < 1:
             raise InvalidInputError(f"query.rooms.flicker_frames must be an integer >= 1, got {self.flicker_frames!r:.60}")
         for name in ("walked_near_weight", "same_place_m"):

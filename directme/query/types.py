@@ -35,7 +35,7 @@ class Facts:
     time: Optional[ResolvedTime] = None  # the asked time resolved against memory (None: not resolved)
     options: tuple[OptionMeaning, ...] = ()  # the meaning of each answer option
     reach_m: float = 1.0  # arm reach used for reachability
-    rooms: RoomConfig = ROOMS  # how an object's room is read (query.rooms)
+    rooms: RoomConfig = ROOMS  # how rooms are read from the scene tags: objects', the path's, entering / leaving (query.rooms)
     place_tags: tuple[str, ...] = ()  # scene tags known to memory
     metric_path: Optional[MetricPath] = None  # path questions: the wearer's path from the asked time to now
 
