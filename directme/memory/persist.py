@@ -53,7 +53,8 @@ def save_memory(parts: MemoryParts, directory: Union[str, Path]) -> Path:
     ego_meta, ego_arrays = parts.ego.to_state()
     meta = {"format": FORMAT, "config": parts.cfg.to_dict(), **obj_meta, **ego_meta,
             "place_tags": parts.places.place_tag, **parts.drift.to_state()}
-    arrays = {**ego_arrays, "frame_place": np.array(parts.places.frame_place, np.int32), **obj_arrays}
+    arrays = {**ego_arrays, "frame_place": np.array(parts.places.frame_place, np.int32), **obj_arrays,
+              **parts.drift.to_arrays()}
     images = parts.objects.image_arrays()
 
     def write(d: Path) -> None:
@@ -100,7 +101,7 @@ def load_memory(directory: Union[str, Path]) -> MemoryParts:
         places = PlaceClusterer(cfg.places.eps_m)
         places.restore(arrays.get("frame_place"), meta.get("place_tags"), ego.T.view()[:, :3, 3])
         objects = ObjectStore.from_state(cfg, meta, arrays, images, ego.t.view())
-        drift = DriftCorrector.from_state(cfg, meta)
+        drift = DriftCorrector.from_state(cfg, meta, arrays)
     except StateError as e:
         where = d / ("arrays.npz" if e.key in arrays else "memory.json")
         raise InvalidSaveError(f"{where}: '{e.key}' {e.problem} - the save is inconsistent (edited or damaged); "

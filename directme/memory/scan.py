@@ -1,0 +1,300 @@
+"""Scan-to-map registration: each frame's depth laid on the structure seen before, to stop pose drift growing.
+
+Odometry-style poses drift a little with every step; the landmark relocaliser (relocalize.py) corrects the
+drift only when the wearer comes back to objects not seen for a while, so while the wearer stays in a room
+the objects in view are mapped with the drifting poses and move with them, while the objects out of view
+stay where an earlier pose put them - the map stops agreeing with itself. Walls and furniture are in view
+nearly all the time. As in 2D laser SLAM (Kohlbrecher et al., "A Flexible and Scalable SLAM System with Full
+3D Motion Estimation", SSRR 2011 - Hector SLAM), the depth points of each frame between the knees and the
+head (``scan.below_cam_m`` / ``above_cam_m`` from the camera, along up) are flattened onto the ground plane
+and registered to a 2D grid of the structure seen at least ``scan.established_s`` before: a correlative
+search of shifts on the coarse grid, then Gauss-Newton on the smoothed occupancy, coarse to fine. A share
+(``scan.gain``) of the shift found is applied to the memory's drift correction before the frame's objects
+are lifted, and the frame's points (corrected) are then added to the grid.
+
+Guards (docs/memory.md, "Scan-to-map registration"): enough points on mapped structure, constraining both
+ground directions (one wall fixes one direction only); a shift of at least ``scan.min_shift_m`` (below it,
+the grid's own error) and within ``scan.search_m``; the shifted points must lie on the older structure
+(``scan.min_fit``) about as well as the unshifted ones lie on all structure (``scan.fit_ratio``: else a part
+of a new view slid onto older structure nearby); and the fit must rise with the shift (``scan.min_gain``,
+``scan.gain_per_m``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from .._atomic import StateError
+from ..geometry import Intrinsics, ground_basis
+from .config import ScanConfig
+
+
+class StructureGrid:
+    """Hit counts of structure points on the ground plane (cells of ``cell_m``) and the time each cell was
+    first hit, growing as needed."""
+
+    def __init__(self, cell_m: float) -> None:
+        self.cell_m = float(cell_m)
+        self.origin = np.zeros(2, dtype=np.int64)  # cell index of hits[0, 0]
+        self.hits = np.zeros((0, 0), dtype=np.uint8)
+        self.first_s = np.zeros((0, 0), dtype=np.float32)  # time of each cell's first hit (inf: never)
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self.hits))
+
+    def cells(self, xy: np.ndarray) -> np.ndarray:
+        return np.floor(xy / self.cell_m).astype(np.int64)
+
+    def add(self, xy: np.ndarray, max_hits: int, t_s: float) -> None:
+        if not len(xy):
+            return
+        c = self.cells(xy)
+        lo, hi = c.min(axis=0), c.max(axis=0)
+        if self.hits.size == 0:
+            self.origin = lo - 8
+            self.hits = np.zeros(tuple((hi - lo + 17).tolist()), dtype=np.uint8)
+            self.first_s = np.full(self.hits.shape, np.inf, dtype=np.float32)
+        else:
+            o, shape = self.origin, np.array(self.hits.shape)
+            new_lo, new_hi = np.minimum(o, lo - 8), np.maximum(o + shape - 1, hi + 8)
+            if (new_lo < o).any() or (new_hi > o + shape - 1).any():
+                size = tuple((new_hi - new_lo + 1).tolist())
+                hits, first = np.zeros(size, dtype=np.uint8), np.full(size, np.inf, dtype=np.float32)
+                a = o - new_lo
+                hits[a[0]:a[0] + shape[0], a[1]:a[1] + shape[1]] = self.hits
+                first[a[0]:a[0] + shape[0], a[1]:a[1] + shape[1]] = self.first_s
+                self.origin, self.hits, self.first_s = new_lo, hits, first
+        idx = c - self.origin
+        flat = np.unique(np.ravel_multi_index((idx[:, 0], idx[:, 1]), self.hits.shape))
+        h = self.hits.reshape(-1)  # views: one hit per cell and frame, at most max_hits
+        h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
+        f = self.first_s.reshape(-1)
+        f[flat] = np.minimum(f[flat], np.float32(t_s))
+
+    def field(self, lo_xy: np.ndarray, hi_xy: np.ndarray, level: int, cfg: ScanConfig,
+              before_s: float = math.inf) -> Optional["Field"]:
+        """The smoothed occupancy over the box [lo_xy, hi_xy] of the cells first hit at or before ``before_s``,
+        at ``2**level`` cells a field cell (None: nothing mapped)."""
+        from scipy import ndimage
+
+        if self.hits.size == 0:
+            return None
+        a = np.maximum(self.cells(lo_xy) - self.origin, 0)
+        b = np.minimum(self.cells(hi_xy) - self.origin + 1, np.array(self.hits.shape))
+        if (b <= a).any():
+            return None
+        hits = self.hits[a[0]:b[0], a[1]:b[1]]
+        if math.isfinite(before_s):
+            hits = np.where(self.first_s[a[0]:b[0], a[1]:b[1]] <= before_s, hits, 0)
+        occ = 1.0 - np.exp(-hits.astype(np.float32) / cfg.hits_scale)
+        f = 2 ** level
+        if f > 1:
+            n0, n1 = (occ.shape[0] // f) * f, (occ.shape[1] // f) * f
+            if n0 == 0 or n1 == 0:
+                return None
+            occ = occ[:n0, :n1].reshape(n0 // f, f, n1 // f, f).max(axis=(1, 3))
+        occ = ndimage.gaussian_filter(occ, cfg.blur_cells, mode="constant")
+        peak = float(occ.max())
+        if peak <= 0:
+            return None
+        return Field(occ / peak, (self.origin + a) * self.cell_m, self.cell_m * f)
+
+    def to_state(self) -> dict[str, Any]:
+        return {"cell_m": self.cell_m, "origin": self.origin.tolist()}
+
+    @staticmethod
+    def from_state(meta: dict[str, Any], hits: Optional[np.ndarray], first_s: Optional[np.ndarray]) -> "StructureGrid":
+        """The grid of a save; a missing or malformed part raises StateError."""
+        g = StructureGrid(float(meta["cell_m"]))
+        if not (g.cell_m > 0 and math.isfinite(g.cell_m)):
+            raise StateError("scan", "cell_m must be a positive number")
+        origin = np.asarray(meta["origin"], dtype=np.int64)
+        if origin.shape != (2,):
+            raise StateError("scan", "origin must be two cell indices")
+        if hits is None or first_s is None:
+            raise StateError("scan_hits", "is missing (with scan_first_s)")
+        if hits.ndim != 2 or hits.dtype != np.uint8:
+            raise StateError("scan_hits", "must be a 2-D uint8 array")
+        if first_s.shape != hits.shape or first_s.dtype != np.float32:
+            raise StateError("scan_first_s", "must be a float32 array shaped like scan_hits")
+        g.origin, g.hits, g.first_s = origin, np.array(hits), np.array(first_s)
+        return g
+
+
+class Field:
+    """A smoothed occupancy grid with bilinear values and gradients (cell centres at (i + 0.5) * cell)."""
+
+    def __init__(self, occ: np.ndarray, lo_xy: np.ndarray, cell_m: float) -> None:
+        self.occ, self.lo, self.cell = occ, lo_xy.astype(np.float64), float(cell_m)
+
+    def score(self, xy: np.ndarray, k: int) -> np.ndarray:
+        """Mean value (nearest cell) at the points shifted by every whole number of cells in [-k, k] along both
+        axes: ((2k + 1)^2,), the first axis's shift major."""
+        g = np.floor((xy - self.lo) / self.cell).astype(np.int64)
+        n0, n1 = self.occ.shape
+        p = 2 * k + 1  # a margin of zeros (outside the field) wide enough for every shift of a kept point
+        padded = np.zeros((n0 + 2 * p, n1 + 2 * p), dtype=np.float32)
+        padded[p:p + n0, p:p + n1] = self.occ
+        keep = (g[:, 0] >= -k - 1) & (g[:, 0] <= n0 + k) & (g[:, 1] >= -k - 1) & (g[:, 1] <= n1 + k)
+        w = n1 + 2 * p
+        flat = (g[keep, 0] + p) * w + (g[keep, 1] + p)
+        a = np.arange(-k, k + 1)
+        shifts = (a[:, None] * w + a[None, :]).reshape(-1)
+        return padded.ravel()[flat[None, :] + shifts[:, None]].sum(axis=1, dtype=np.float64) / max(len(xy), 1)
+
+    def sample(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Values (N,) and gradients (N, 2) per metre at ``xy``; 0 outside."""
+        g = (xy - self.lo) / self.cell - 0.5
+        i0 = np.floor(g).astype(np.int64)
+        fr = g - i0
+        n0, n1 = self.occ.shape
+        ok = (i0[:, 0] >= 0) & (i0[:, 1] >= 0) & (i0[:, 0] < n0 - 1) & (i0[:, 1] < n1 - 1)
+        val, grad = np.zeros(len(xy)), np.zeros((len(xy), 2))
+        if not ok.any():
+            return val, grad
+        i, j = i0[ok, 0], i0[ok, 1]
+        a, b = fr[ok, 0], fr[ok, 1]
+        m00, m10, m01, m11 = self.occ[i, j], self.occ[i + 1, j], self.occ[i, j + 1], self.occ[i + 1, j + 1]
+        val[ok] = (1 - a) * ((1 - b) * m00 + b * m01) + a * ((1 - b) * m10 + b * m11)
+        grad[ok, 0] = ((1 - b) * (m10 - m00) + b * (m11 - m01)) / self.cell
+        grad[ok, 1] = ((1 - a) * (m01 - m00) + a * (m11 - m10)) / self.cell
+        return val, grad
+
+
+def camera_points(depth_m: np.ndarray, K: Intrinsics, cfg: ScanConfig) -> np.ndarray:
+    """(N, 3) camera-frame points of every ``pixel_stride``-th depth pixel in range."""
+    s = cfg.pixel_stride
+    d = np.asarray(depth_m[s // 2::s, s // 2::s], dtype=np.float64)
+    v, u = np.mgrid[s // 2:depth_m.shape[0]:s, s // 2:depth_m.shape[1]:s]
+    ok = np.isfinite(d) & (d >= cfg.min_depth_m) & (d <= cfg.max_depth_m)
+    z = d[ok]
+    return np.stack([(u[ok] - K.cx) / K.fx * z, (v[ok] - K.cy) / K.fy * z, z], axis=1)
+
+
+def structure_xy(p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg: ScanConfig) -> np.ndarray:
+    """(N, 2) ground-plane coordinates (``ground_basis(up)``) of the camera points between ``below_cam_m``
+    under and ``above_cam_m`` over the camera along ``up``."""
+    d_w = p_cam @ T_world_cam[:3, :3].T
+    h = d_w @ up
+    keep = (h >= -cfg.below_cam_m) & (h <= cfg.above_cam_m)
+    return (d_w[keep] + T_world_cam[:3, 3]) @ ground_basis(up).T
+
+
+class ScanMatcher:
+    """The structure grid and the per-frame registration against it (one per memory)."""
+
+    def __init__(self, cfg: ScanConfig) -> None:
+        self.grid = StructureGrid(cfg.cell_m)
+        self.corrections = 0  # frames whose pose it changed
+        self.last = ""  # why the last frame was or was not registered (diagnostics, not saved)
+        self.up: Optional[np.ndarray] = None  # the vertical the grid is flattened along (fixed at the first frame)
+
+    def register(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float,
+                 cfg: ScanConfig) -> Optional[tuple[float, np.ndarray]]:
+        """(turn about up in radians, shift along the ground as a world vector in metres) that lays this
+        frame's structure points on the structure first seen ``scan.established_s`` or more before ``t_s``
+        (over seconds the input poses are better than a registration), or None."""
+        xy = structure_xy(p_cam, T_world_cam, up, cfg)
+        if len(xy) > cfg.max_points:  # an even subset: the registration's cost grows with the points
+            xy = xy[np.linspace(0, len(xy) - 1, cfg.max_points).astype(np.int64)]
+        if len(xy) < cfg.min_support or len(self.grid) == 0:
+            self.last = "few points"
+            return None
+        B = ground_basis(up)
+        c = T_world_cam[:3, 3] @ B.T
+        pad = cfg.search_m + 4 * cfg.cell_m * 2 ** (cfg.levels - 1)
+        lo, hi = xy.min(axis=0) - pad, xy.max(axis=0) + pad
+        before = t_s - cfg.established_s
+        coarse = self.grid.field(lo, hi, cfg.levels - 1, cfg, before)
+        if coarse is None:
+            self.last = "nothing mapped"
+            return None
+        # correlative search over shifts on the coarse grid, then Gauss-Newton on each level from the best
+        k = int(round(cfg.search_m / coarse.cell))
+        offs = np.stack(np.meshgrid(np.arange(-k, k + 1), np.arange(-k, k + 1), indexing="ij"), -1).reshape(-1, 2) * coarse.cell
+        scores = coarse.score(xy, k)
+        zero = scores[len(offs) // 2]
+        best = int(np.argmax(scores))
+        xi = np.array([offs[best][0], offs[best][1], 0.0])
+        dof = 3 if cfg.max_turn_deg > 0 else 2  # no turn allowed: translation only
+        fld = coarse
+        for level in range(cfg.levels - 1, -1, -1):
+            if level != cfg.levels - 1:
+                fld = self.grid.field(lo, hi, level, cfg, before)
+            for _ in range(cfg.iterations):
+                _, J, val = _warp(xy, c, xi, fld)
+                on = val >= cfg.min_occupancy
+                if on.sum() < cfg.min_support:
+                    break
+                Jo = J[on][:, :dof]
+                H = Jo.T @ Jo
+                H += cfg.damping * np.trace(H) / dof * np.eye(dof)
+                step = np.zeros(3)
+                step[:dof] = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
+                n = float(np.hypot(step[0], step[1]))
+                if n > fld.cell:  # at most one field cell a step: the field's slope reaches about that far
+                    step *= fld.cell / n
+                xi = xi + step
+                if n < 1e-4 and abs(step[2]) < 1e-5:
+                    break
+        _, _, v0 = _warp(xy, c, np.zeros(3), fld)
+        _, J1, v1 = _warp(xy, c, xi, fld)
+        on = v1 >= cfg.min_occupancy
+        if on.sum() < cfg.min_support:
+            self.last = "support"
+            return None
+        H2 = J1[on][:, :2].T @ J1[on][:, :2] / on.sum()
+        weakest = float(np.linalg.eigvalsh(H2)[0])
+        if weakest < cfg.min_constraint:
+            self.last = f"constraint {weakest:.2f}"
+            return None  # one wall: the other direction is free (or the points lie on nothing)
+        shift = float(np.hypot(xi[0], xi[1]))
+        if shift > cfg.search_m or abs(xi[2]) > math.radians(cfg.max_turn_deg):
+            self.last = f"too far {xi[0]:.3f} {xi[1]:.3f} {math.degrees(xi[2]):.2f}"
+            return None
+        if shift < cfg.min_shift_m and abs(xi[2]) < math.radians(cfg.min_turn_deg):
+            self.last = f"small {shift:.3f}"
+            return None
+        everything = self.grid.field(lo, hi, 0, cfg)  # with the structure of the last seconds
+        _, _, va = _warp(xy, c, np.zeros(3), everything)
+        if float(v1.mean()) < max(cfg.min_fit, cfg.fit_ratio * float(va.mean())):
+            self.last = f"poor fit {v1.mean():.3f} {va.mean():.3f}"
+            return None  # most of the view lies on nothing older, or the last seconds' structure explains it
+            #              better: a part slid onto older structure
+        gain = float(v1.mean() - v0.mean())
+        if gain < cfg.min_gain + cfg.gain_per_m * shift:
+            self.last = f"no gain {v0.mean():.3f} {v1.mean():.3f} shift {shift:.3f}"
+            return None
+        self.last = f"ok {xi[0]:.3f} {xi[1]:.3f} {math.degrees(xi[2]):.2f} gain {v0.mean():.3f} {v1.mean():.3f} coarse {zero:.3f} {scores[best]:.3f}"
+        return float(xi[2]), xi[0] * B[0] + xi[1] * B[1]
+
+    def to_state(self) -> dict[str, Any]:
+        return {**self.grid.to_state(), "corrections": self.corrections,
+                "up": None if self.up is None else self.up.tolist()}
+
+    @staticmethod
+    def from_state(cfg: ScanConfig, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> "ScanMatcher":
+        m = ScanMatcher(cfg)
+        m.grid = StructureGrid.from_state(meta, arrays.get("scan_hits"), arrays.get("scan_first_s"))
+        m.corrections = int(meta.get("corrections", 0))
+        if meta.get("up") is not None:
+            m.up = np.asarray(meta["up"], dtype=np.float64)
+            if m.up.shape != (3,) or not np.isfinite(m.up).all() or not abs(np.linalg.norm(m.up) - 1) < 1e-6:
+                raise StateError("scan", "up must be a unit 3-vector")
+        return m
+
+    def add(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float, cfg: ScanConfig) -> None:
+        self.grid.add(structure_xy(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s)
+
+
+def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Points turned by xi[2] about ``c`` and shifted by xi[:2]; the Jacobian of the field there; its values."""
+    cs, sn = math.cos(xi[2]), math.sin(xi[2])
+    d = xy - c
+    q = np.stack([cs * d[:, 0] - sn * d[:, 1], sn * d[:, 0] + cs * d[:, 1]], axis=1) + c + xi[:2]
+    val, grad = fld.sample(q)
+    dq = q - c - xi[:2]  # d q / d theta = (-dq_y, dq_x)
+    J = np.stack([grad[:, 0], grad[:, 1], -grad[:, 0] * dq[:, 1] + grad[:, 1] * dq[:, 0]], axis=1)
+    return q, J, val

@@ -1,0 +1,230 @@
+"""Scan-to-map registration (memory/scan.py): a frame's structure laid back on the grid of earlier frames."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from directme.errors import InvalidInputError, InvalidSaveError
+from directme.geometry import Intrinsics
+from directme.memory import SpatialMemory
+from directme.memory.config import MemoryConfig, ScanConfig
+from directme.memory.scan import ScanMatcher, StructureGrid, camera_points
+
+UP = np.array([0.0, 0.0, 1.0])
+CFG = ScanConfig()
+
+
+def _pose(x: float, y: float, yaw_deg: float, z: float = 1.6) -> np.ndarray:
+    """Camera looking horizontally along ``yaw_deg`` (z forward, y down), at (x, y, z)."""
+    a = math.radians(yaw_deg)
+    fwd = np.array([math.cos(a), math.sin(a), 0.0])
+    down = -UP
+    right = np.cross(down, fwd)
+    T = np.eye(4)
+    T[:3, :3] = np.stack([right, down, fwd], axis=1)
+    T[:3, 3] = (x, y, z)
+    return T
+
+
+def _room_points(rng: np.random.Generator, walls=((0, 6), (0, 5)), n: int = 3000, only=None) -> np.ndarray:
+    """World points on the walls of a box room (heights 0.5-2.0 m); ``only``: indices of the walls kept."""
+    (x0, x1), (y0, y1) = walls
+    segs = [((x0, y0), (x1, y0)), ((x1, y0), (x1, y1)), ((x1, y1), (x0, y1)), ((x0, y1), (x0, y0))]
+    segs = [segs[i] for i in (only if only is not None else range(4))]
+    out = []
+    for k in range(n):
+        (ax, ay), (bx, by) = segs[k % len(segs)]
+        s = rng.random()
+        out.append((ax + s * (bx - ax), ay + s * (by - ay), 0.5 + 1.5 * rng.random()))
+    return np.array(out)
+
+
+def _cam(pts_w: np.ndarray, T: np.ndarray) -> np.ndarray:
+    return (pts_w - T[:3, 3]) @ T[:3, :3]
+
+
+def _mapped(rng, **kw) -> ScanMatcher:
+    m = ScanMatcher(CFG)
+    T = _pose(3.0, 2.5, 0.0)
+    m.add(_cam(_room_points(rng, **kw), T), T, UP, 0.0, CFG)
+    return m
+
+
+@pytest.mark.parametrize("dx,dy", [(0.12, -0.08), (-0.3, 0.2), (0.0, 0.14)])
+def test_a_drifted_frame_is_laid_back_on_the_room(dx, dy):
+    rng = np.random.default_rng(0)
+    m = _mapped(rng)
+    T_true = _pose(2.0, 2.0, 30.0)
+    p_cam = _cam(_room_points(rng), T_true)
+    T_drift = T_true.copy()
+    T_drift[:3, 3] += (dx, dy, 0.0)
+    found = m.register(p_cam, T_drift, UP, 60.0, CFG)
+    assert found is not None, m.last
+    yaw, shift = found
+    assert yaw == 0.0  # translation only by default
+    assert np.linalg.norm(shift[:2] + np.array([dx, dy])) < 0.03
+    assert abs(shift[2]) < 1e-9
+
+
+def test_an_aligned_frame_stays_within_a_cell():
+    rng = np.random.default_rng(1)
+    m = _mapped(rng)
+    T = _pose(4.0, 3.0, -60.0)
+    found = m.register(_cam(_room_points(rng), T), T, UP, 60.0, CFG)
+    assert found is None or np.linalg.norm(found[1]) < CFG.cell_m
+
+
+def test_a_drift_below_min_shift_is_left_to_the_input_poses():
+    """Shifts of a cell or two are within the grid's own error (cell quantisation): not applied."""
+    rng = np.random.default_rng(6)
+    m = _mapped(rng)
+    T = _pose(2.0, 2.0, 30.0)
+    T_drift = T.copy()
+    T_drift[:3, 3] += (0.0, 0.04, 0.0)
+    assert m.register(_cam(_room_points(rng), T), T_drift, UP, 60.0, CFG) is None
+    assert m.last.startswith("small")
+
+
+def test_one_wall_cannot_fix_both_directions():
+    """A long wall seen in part fixes the distance to it, not the position along it."""
+    rng = np.random.default_rng(2)
+    m = ScanMatcher(CFG)
+    T = _pose(3.0, 2.0, -90.0)
+    m.add(_cam(_room_points(rng, walls=((-20, 26), (0, 5)), n=40000, only=(0,)), T), T, UP, 0.0, CFG)
+    T_drift = T.copy()
+    T_drift[:3, 3] += (0.1, 0.1, 0.0)
+    assert m.register(_cam(_room_points(rng, walls=((1, 5), (0, 5)), only=(0,)), T), T_drift, UP, 60.0, CFG) is None
+    assert m.last.startswith("constraint")
+
+
+def test_a_new_room_says_nothing():
+    rng = np.random.default_rng(3)
+    m = _mapped(rng)
+    T = _pose(23.0, 2.0, 0.0)  # far from everything mapped
+    assert m.register(_cam(_room_points(rng, walls=((20, 26), (0, 5))), T), T, UP, 60.0, CFG) is None
+    assert m.grid.field(np.array([20.0, 0.0]), np.array([26.0, 5.0]), 0, CFG) is None
+
+
+def test_points_off_the_band_are_not_structure():
+    """Floor and ceiling (outside below_cam_m / above_cam_m of the camera) are left out."""
+    K = Intrinsics(fx=100.0, fy=100.0, cx=40.0, cy=30.0, width=80, height=60)
+    depth = np.full((60, 80), 3.0, np.float32)
+    depth[:5] = np.nan
+    p = camera_points(depth, K, CFG)
+    assert len(p) == len(range(CFG.pixel_stride // 2, 80, CFG.pixel_stride)) * len(
+        [v for v in range(CFG.pixel_stride // 2, 60, CFG.pixel_stride) if v >= 5])
+    m = ScanMatcher(CFG)
+    T = _pose(0.0, 0.0, 0.0)
+    m.add(p, T, UP, 0.0, CFG)
+    assert len(m.grid) > 0
+    m2 = ScanMatcher(CFG)
+    tall = dataclasses.replace(CFG, below_cam_m=0.0, above_cam_m=0.0)
+    m2.add(np.array([[0.0, 1.0, 3.0], [0.0, -1.0, 3.0]]), T, UP, 0.0, tall)  # 1 m below and above the camera
+    assert len(m2.grid) == 0
+
+
+def test_grid_grows_and_counts_one_hit_per_frame():
+    g = StructureGrid(0.05)
+    g.add(np.array([[0.01, 0.01], [0.02, 0.02]]), max_hits=3, t_s=1.0)
+    assert g.hits.max() == 1 and len(g) == 1
+    for k in range(5):
+        g.add(np.array([[0.01, 0.01], [-4.0, 7.0]]), max_hits=3, t_s=2.0 + k)
+    assert g.hits.max() == 3 and len(g) == 2
+    c = g.cells(np.array([[0.01, 0.01], [-4.0, 7.0]])) - g.origin
+    assert g.hits[c[0, 0], c[0, 1]] == 3 and g.hits[c[1, 0], c[1, 1]] == 3
+    assert g.first_s[c[0, 0], c[0, 1]] == 1.0 and g.first_s[c[1, 0], c[1, 1]] == 2.0  # grown: first hits kept
+    assert np.isinf(g.first_s[g.hits == 0]).all()
+
+
+def test_structure_seen_a_moment_ago_is_not_a_reference():
+    """Over seconds the input poses are better than a registration: only structure first seen
+    ``established_s`` before counts."""
+    rng = np.random.default_rng(5)
+    m = _mapped(rng)  # mapped at t = 0
+    T_true = _pose(2.0, 2.0, 30.0)
+    T_drift = T_true.copy()
+    T_drift[:3, 3] += (0.2, 0.0, 0.0)
+    p_cam = _cam(_room_points(rng), T_true)
+    assert m.register(p_cam, T_drift, UP, CFG.established_s - 1.0, CFG) is None
+    assert m.last == "nothing mapped"
+    assert m.register(p_cam, T_drift, UP, CFG.established_s + 1.0, CFG) is not None
+
+
+def test_config_is_checked():
+    with pytest.raises(InvalidInputError, match="memory.scan.max_hits"):
+        ScanConfig(max_hits=300)
+    with pytest.raises(InvalidInputError, match="memory.scan.max_depth_m"):
+        ScanConfig(min_depth_m=7.0, max_depth_m=6.0)
+    with pytest.raises(InvalidInputError, match="memory.scan.search_m"):
+        MemoryConfig.from_dict({"scan": {"search_m": 0}})
+    assert MemoryConfig.from_dict({"scan": {"enabled": False}}).scan.enabled is False
+
+
+def _episode_frames(noise: str, n: int):
+    from directme.sim import OraclePerception, generate_episode
+
+    ep = generate_episode(seed=4, minutes=1.0, with_questions=False)
+    oracle = OraclePerception(ep, noise=noise, seed=4)
+    return ep, [oracle.perceive(f) for f in list(ep.frames())[:n]]
+
+
+def test_registration_reduces_drift_on_a_simulated_walk():
+    ep, fps = _episode_frames("realistic", 60)
+    errs = {}
+    for on in (False, True):
+        cfg = MemoryConfig.from_dict({"scan": {"enabled": on}})
+        mem = SpatialMemory(cfg)
+        e = []
+        for fp, g in zip(fps, ep.frames_gt):
+            mem.update(fp)
+            e.append(np.linalg.norm(mem.ego.T[len(mem.ego) - 1][:2, 3] - g.T_world_cam.t[:2]))
+        errs[on] = float(np.mean(e))
+        if on:
+            assert mem.drift.scan.corrections > 0
+    assert errs[True] < errs[False]
+
+
+def test_save_and_load_keep_the_grid(tmp_path):
+    _, fps = _episode_frames("realistic", 24)
+    a = SpatialMemory()
+    a.update_many(fps[:12])
+    a.save(tmp_path / "m")
+    b = SpatialMemory.load(tmp_path / "m")
+    assert np.array_equal(a.drift.scan.grid.hits, b.drift.scan.grid.hits)
+    assert np.allclose(a.drift.scan.up, b.drift.scan.up)
+    a.update_many(fps[12:])
+    b.update_many(fps[12:])
+    assert np.allclose(a.T_mem_input, b.T_mem_input)
+    assert a.drift.scan.corrections == b.drift.scan.corrections
+
+
+def test_a_damaged_grid_is_refused(tmp_path):
+    _, fps = _episode_frames("none", 4)
+    a = SpatialMemory()
+    a.update_many(fps)
+    a.save(tmp_path / "m")
+    from directme.memory.drift import DriftCorrector
+    from directme.memory.persist import load_memory  # noqa: F401  (the loader maps StateError to InvalidSaveError)
+
+    meta = a.drift.to_state()
+    arrays = a.drift.to_arrays()
+    with pytest.raises(InvalidSaveError, match="scan_hits"):
+        DriftCorrector.from_state(a.cfg, meta, {**arrays, "scan_hits": np.zeros(5, np.uint8)})
+    with pytest.raises(InvalidSaveError, match="scan_first_s"):
+        DriftCorrector.from_state(a.cfg, meta, {**arrays, "scan_first_s": np.zeros((2, 2), np.float32)})
+    with pytest.raises(InvalidSaveError, match="scan_hits"):
+        DriftCorrector.from_state(a.cfg, meta, {})
+    assert np.array_equal(DriftCorrector.from_state(a.cfg, meta, arrays).scan.grid.hits, a.drift.scan.grid.hits)
+
+
+def test_a_save_from_before_the_grid_loads_with_an_empty_one():
+    from directme.memory.drift import DriftCorrector
+
+    cfg = MemoryConfig()
+    meta = DriftCorrector(cfg).to_state()
+    del meta["scan"]
+    d = DriftCorrector.from_state(cfg, meta, {})
+    assert len(d.scan.grid) == 0 and d.scan.up is None
