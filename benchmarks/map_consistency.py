@@ -1,7 +1,7 @@
 """How consistent the memory's map stays under pose drift: simulator episodes with the oracle's `realistic`
 noise (drifting input poses), measured against the simulator's ground truth.
 
-    python benchmarks/map_consistency.py [--seeds 128 129] [--minutes 10] [--noise realistic|none]
+    python benchmarks/map_consistency.py [--seeds 128 129] [--minutes 10] [--noise realistic|none] [--config JSON]
 
 Two figures per seed, both in metres along the ground:
 - ``pair_err``: for every pair of objects that never move in the episode (each with its node seen most often,
@@ -17,7 +17,9 @@ The input poses' own ``revisit_err`` (no correction) is printed beside it.
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter, defaultdict
+from typing import Optional
 
 import numpy as np
 
@@ -43,9 +45,10 @@ def revisit_errors(err_xy: np.ndarray, rooms: list) -> np.ndarray:
     return np.asarray(out)
 
 
-def run_seed(seed: int, minutes: float, noise: str = "realistic") -> dict:
+def run_seed(seed: int, minutes: float, noise: str = "realistic", config: Optional[dict] = None) -> dict:
+    """``config``: agent config sections over the defaults (``{"memory": {"scan": {"enabled": False}}}``)."""
     ep = generate_episode(seed=seed, minutes=minutes)
-    agent = Agent(oracle_config(noise, seed), episode=ep)
+    agent = Agent(oracle_config(noise, seed, config), episode=ep)
     mem = agent.memory
     sightings: dict[str, Counter] = defaultdict(Counter)  # node id -> true object id -> sightings
     err_in, err_mem, rooms = [], [], []
@@ -88,10 +91,12 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--noise", default="realistic", choices=("realistic", "none"),
                     help="the oracle's noise preset (none: exact poses, a check of the measure itself)")
+    ap.add_argument("--config", type=json.loads, default=None,
+                    help='agent config sections over the defaults, as JSON: \'{"memory": {"scan": {"enabled": false}}}\'')
     a = ap.parse_args()
     pairs, rv_in, rv_mem = [], [], []
     for seed in a.seeds:
-        r = run_seed(seed, a.minutes, a.noise)
+        r = run_seed(seed, a.minutes, a.noise, a.config)
         pairs.append(r["pair"]); rv_in.append(r["revisit_in"]); rv_mem.append(r["revisit_mem"])
         print(f"seed={seed} minutes={a.minutes:g} noise={a.noise} objects={r['objects']} pair_err_med={_q(r['pair'], 50):.2f} "
               f"pair_err_p90={_q(r['pair'], 90):.2f} revisit_err_med={_q(r['revisit_mem'], 50):.2f} "

@@ -228,3 +228,16 @@ def test_a_save_from_before_the_grid_loads_with_an_empty_one():
     del meta["scan"]
     d = DriftCorrector.from_state(cfg, meta, {})
     assert len(d.scan.grid) == 0 and d.scan.up is None
+
+
+def test_points_inside_a_filled_area_do_not_break_the_solver():
+    """Where the smoothed occupancy is flat (a filled area) the gradients vanish: no step, no error."""
+    m = ScanMatcher(CFG)
+    g = np.mgrid[0:4:0.02, 0:4:0.02].reshape(2, -1).T
+    for t in range(3):
+        m.grid.add(g, CFG.max_hits, float(t))
+    T = _pose(2.0, 2.0, 0.0)
+    inside = np.array([[x, y, 1.0] for x in np.linspace(1.5, 2.5, 12) for y in np.linspace(1.5, 2.5, 12)])
+    T_drift = T.copy()
+    T_drift[:3, 3] += (0.2, 0.0, 0.0)
+    assert m.register(_cam(inside, T), T_drift, UP, 60.0, CFG) is None

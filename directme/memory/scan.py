@@ -230,7 +230,10 @@ class ScanMatcher:
                     break
                 Jo = J[on][:, :dof]
                 H = Jo.T @ Jo
-                H += cfg.damping * np.trace(H) / dof * np.eye(dof)
+                tr = float(np.trace(H))
+                if not tr > 1e-12:
+                    break  # the points lie where the field is flat (inside a filled area): no direction to go
+                H += cfg.damping * tr / dof * np.eye(dof)
                 step = np.zeros(3)
                 step[:dof] = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
                 n = float(np.hypot(step[0], step[1]))
