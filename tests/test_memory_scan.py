@@ -241,3 +241,19 @@ def test_points_inside_a_filled_area_do_not_break_the_solver():
     T_drift = T.copy()
     T_drift[:3, 3] += (0.2, 0.0, 0.0)
     assert m.register(_cam(inside, T), T_drift, UP, 60.0, CFG) is None
+
+
+def test_the_grid_stops_growing_at_its_cap_and_keeps_what_fits(caplog):
+    cfg = dataclasses.replace(CFG, max_grid_cells=40 * 40)
+    m = ScanMatcher(cfg)
+    T = _pose(0.0, 0.0, 0.0)
+    near = np.array([[0.0, 0.0, 1.0], [0.1, 0.0, 1.2]])  # camera frame: 1 m ahead
+    m.add(near, T, UP, 0.0, cfg)
+    cells = m.grid.hits.size
+    far = np.array([[0.0, 0.0, 30.0], [0.0, 0.0, 1.1]])  # 30 m ahead: beyond the cap; 1.1 m: inside
+    with caplog.at_level("WARNING", logger="directme.memory"):
+        m.add(far, T, UP, 1.0, cfg)
+        m.add(far, T, UP, 2.0, cfg)
+    assert m.grid.hits.size == cells and m.full
+    assert sum("max_grid_cells" in r.message for r in caplog.records) == 1  # warned once
+    assert int(m.grid.hits.sum()) == 2 + 2  # the two near points, then the inside point twice

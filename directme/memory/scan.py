@@ -21,6 +21,7 @@ of a new view slid onto older structure nearby); and the fit must rise with the 
 """
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any, Optional
 
@@ -29,6 +30,8 @@ import numpy as np
 from .._atomic import StateError
 from ..geometry import Intrinsics, ground_basis
 from .config import ScanConfig
+
+log = logging.getLogger("directme.memory")
 
 
 class StructureGrid:
@@ -47,10 +50,22 @@ class StructureGrid:
     def cells(self, xy: np.ndarray) -> np.ndarray:
         return np.floor(xy / self.cell_m).astype(np.int64)
 
-    def add(self, xy: np.ndarray, max_hits: int, t_s: float) -> None:
+    def add(self, xy: np.ndarray, max_hits: int, t_s: float, max_cells: int = 1 << 62) -> int:
+        """Count one hit in the cell of each point (once per cell); the grid grows to hold them unless it would
+        then have more than ``max_cells`` cells: points outside it are then dropped. Returns how many were."""
         if not len(xy):
-            return
+            return 0
         c = self.cells(xy)
+        dropped = 0
+        if self.hits.size:
+            o, shape = self.origin, np.array(self.hits.shape)
+            lo, hi = c.min(axis=0), c.max(axis=0)
+            grown = np.maximum(o + shape - 1, hi + 8) - np.minimum(o, lo - 8) + 1
+            if int(np.prod(grown)) > max_cells:  # a walk far beyond the area mapped so far: keep what fits
+                inside = np.all((c >= o) & (c < o + shape), axis=1)
+                dropped, c = int((~inside).sum()), c[inside]
+                if not len(c):
+                    return dropped
         lo, hi = c.min(axis=0), c.max(axis=0)
         if self.hits.size == 0:
             self.origin = lo - 8
@@ -72,6 +87,7 @@ class StructureGrid:
         h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
         f = self.first_s.reshape(-1)
         f[flat] = np.minimum(f[flat], np.float32(t_s))
+        return dropped
 
     def field(self, lo_xy: np.ndarray, hi_xy: np.ndarray, level: int, cfg: ScanConfig,
               before_s: float = math.inf) -> Optional["Field"]:
@@ -190,6 +206,7 @@ class ScanMatcher:
         self.corrections = 0  # frames whose pose it changed
         self.last = ""  # why the last frame was or was not registered (diagnostics, not saved)
         self.up: Optional[np.ndarray] = None  # the vertical the grid is flattened along (fixed at the first frame)
+        self.full = False  # the grid reached max_grid_cells (warned once)
 
     def register(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float,
                  cfg: ScanConfig) -> Optional[tuple[float, np.ndarray]]:
@@ -289,7 +306,11 @@ class ScanMatcher:
         return m
 
     def add(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float, cfg: ScanConfig) -> None:
-        self.grid.add(structure_xy(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s)
+        dropped = self.grid.add(structure_xy(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s, cfg.max_grid_cells)
+        if dropped and not self.full:
+            self.full = True
+            log.warning("scan grid at its %d cells (memory.scan.max_grid_cells): structure beyond the area mapped so "
+                        "far is not registered", cfg.max_grid_cells)
 
 
 def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
