@@ -216,7 +216,7 @@ class ScanMatcher:
         xy = structure_xy(p_cam, T_world_cam, up, cfg)
         if len(xy) > cfg.max_points:  # an even subset: the registration's cost grows with the points
             xy = xy[np.linspace(0, len(xy) - 1, cfg.max_points).astype(np.int64)]
-        if len(xy) < cfg.min_support or len(self.grid) == 0:
+        if len(xy) < cfg.min_support or self.grid.hits.size == 0:
             self.last = "few points"
             return None
         B = ground_basis(up)
