@@ -201,14 +201,13 @@ def test_save_and_load_keep_the_grid(tmp_path):
     assert a.drift.scan.corrections == b.drift.scan.corrections
 
 
-def test_a_damaged_grid_is_refused(tmp_path):
+def test_a_damaged_grid_is_refused():
+    """The grid's arrays are checked when read back (StateError, an InvalidSaveError the loader names the file in)."""
+    from directme.memory.drift import DriftCorrector
+
     _, fps = _episode_frames("none", 4)
     a = SpatialMemory()
     a.update_many(fps)
-    a.save(tmp_path / "m")
-    from directme.memory.drift import DriftCorrector
-    from directme.memory.persist import load_memory  # noqa: F401  (the loader maps StateError to InvalidSaveError)
-
     meta = a.drift.to_state()
     arrays = a.drift.to_arrays()
     with pytest.raises(InvalidSaveError, match="scan_hits"):

@@ -175,8 +175,8 @@ class HeadingConfig:
 
 @dataclass(frozen=True)
 class ScanConfig:
-    """Each frame's depth registered to the structure seen before (scan.py): position and heading drift
-    corrected while the wearer stays in view of mapped walls and furniture."""
+    """Each frame's depth registered to the structure seen before (scan.py): position drift (and heading, with
+    max_turn_deg > 0) corrected while the wearer stays in view of mapped walls and furniture."""
 
     enabled: bool = True  # register every frame's depth to the structure grid
     cell_m: float = 0.05  # grid cell on the ground plane

@@ -70,9 +70,9 @@ class DriftCorrector:
             self.scan.corrections += 1
         return p_cam
 
-    def map_scan(self, p_cam: np.ndarray, T_mem_cam: np.ndarray, up: np.ndarray, t_s: float) -> None:
-        """Add the frame's scan points, under its final pose, to the grid."""
-        self.scan.add(p_cam, T_mem_cam, self.scan_up(up), t_s, self.cfg.scan)
+    def map_scan(self, p_cam: np.ndarray, T_mem_cam: np.ndarray, t_s: float) -> None:
+        """Add the frame's scan points (``register_scan``'s), under its final pose, to the grid."""
+        self.scan.add(p_cam, T_mem_cam, self.scan.up, t_s, self.cfg.scan)
 
     def scan_up(self, up: np.ndarray) -> np.ndarray:
         """The vertical the structure is flattened along, fixed at the first frame: the heading filter's,

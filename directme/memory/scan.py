@@ -28,7 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._atomic import StateError
-from ..geometry import Intrinsics, ground_basis
+from ..geometry import Intrinsics, backproject, ground_basis
 from .config import ScanConfig
 
 log = logging.getLogger("directme.memory")
@@ -180,13 +180,12 @@ class Field:
 
 
 def camera_points(depth_m: np.ndarray, K: Intrinsics, cfg: ScanConfig) -> np.ndarray:
-    """(N, 3) camera-frame points of every ``pixel_stride``-th depth pixel in range."""
-    s = cfg.pixel_stride
-    d = np.asarray(depth_m[s // 2::s, s // 2::s], dtype=np.float64)
-    v, u = np.mgrid[s // 2:depth_m.shape[0]:s, s // 2:depth_m.shape[1]:s]
-    ok = np.isfinite(d) & (d >= cfg.min_depth_m) & (d <= cfg.max_depth_m)
-    z = d[ok]
-    return np.stack([(u[ok] - K.cx) / K.fx * z, (v[ok] - K.cy) / K.fy * z, z], axis=1)
+    """(N, 3) camera-frame points of every ``pixel_stride``-th depth pixel (from the middle of the first stride
+    cell) within ``min_depth_m``-``max_depth_m``."""
+    o = cfg.pixel_stride // 2
+    h, w = depth_m.shape
+    p = backproject(depth_m[o:, o:], K.cropped(o, o, w - o, h - o), stride=cfg.pixel_stride)
+    return p[(p[:, 2] >= cfg.min_depth_m) & (p[:, 2] <= cfg.max_depth_m)]
 
 
 def structure_xy(p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg: ScanConfig) -> np.ndarray:
@@ -241,7 +240,7 @@ class ScanMatcher:
             if level != cfg.levels - 1:
                 fld = self.grid.field(lo, hi, level, cfg, before)
             for _ in range(cfg.iterations):
-                _, J, val = _warp(xy, c, xi, fld)
+                J, val = _warp(xy, c, xi, fld)
                 on = val >= cfg.min_occupancy
                 if on.sum() < cfg.min_support:
                     break
@@ -259,8 +258,8 @@ class ScanMatcher:
                 xi = xi + step
                 if n < 1e-4 and abs(step[2]) < 1e-5:
                     break
-        _, _, v0 = _warp(xy, c, np.zeros(3), fld)
-        _, J1, v1 = _warp(xy, c, xi, fld)
+        _, v0 = _warp(xy, c, np.zeros(3), fld)
+        J1, v1 = _warp(xy, c, xi, fld)
         on = v1 >= cfg.min_occupancy
         if on.sum() < cfg.min_support:
             self.last = "support"
@@ -278,7 +277,7 @@ class ScanMatcher:
             self.last = f"small {shift:.3f}"
             return None
         everything = self.grid.field(lo, hi, 0, cfg)  # with the structure of the last seconds
-        _, _, va = _warp(xy, c, np.zeros(3), everything)
+        _, va = _warp(xy, c, np.zeros(3), everything)
         if float(v1.mean()) < max(cfg.min_fit, cfg.fit_ratio * float(va.mean())):
             self.last = f"poor fit {v1.mean():.3f} {va.mean():.3f}"
             return None  # most of the view lies on nothing older, or the last seconds' structure explains it
@@ -313,12 +312,12 @@ class ScanMatcher:
                         "far is not registered", cfg.max_grid_cells)
 
 
-def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Points turned by xi[2] about ``c`` and shifted by xi[:2]; the Jacobian of the field there; its values."""
+def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field) -> tuple[np.ndarray, np.ndarray]:
+    """The Jacobian of the field at the points turned by xi[2] about ``c`` and shifted by xi[:2]; its values there."""
     cs, sn = math.cos(xi[2]), math.sin(xi[2])
     d = xy - c
     q = np.stack([cs * d[:, 0] - sn * d[:, 1], sn * d[:, 0] + cs * d[:, 1]], axis=1) + c + xi[:2]
     val, grad = fld.sample(q)
     dq = q - c - xi[:2]  # d q / d theta = (-dq_y, dq_x)
     J = np.stack([grad[:, 0], grad[:, 1], -grad[:, 0] * dq[:, 1] + grad[:, 1] * dq[:, 0]], axis=1)
-    return q, J, val
+    return J, val

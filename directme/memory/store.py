@@ -73,12 +73,12 @@ class SpatialMemory:
         objects, ego, drift = self.objects, self.ego, self.drift
         T_input = fp.frame.T_world_cam.matrix
         C_before = drift.T_mem_input.copy()
-        if self.cfg.heading.enabled:
+        if self.cfg.heading.enabled or self.cfg.scan.enabled:
             up = ego.up_world if ego.up_world is not None else default_up_world(Pose(drift.T_mem_input @ T_input))
-            drift.correct_heading(fp, T_input, up)
-        if self.cfg.scan.enabled:
-            up = ego.up_world if ego.up_world is not None else default_up_world(Pose(drift.T_mem_input @ T_input))
-            scan_cam = drift.register_scan(fp, T_input, up)
+            if self.cfg.heading.enabled:
+                drift.correct_heading(fp, T_input, up)
+            if self.cfg.scan.enabled:
+                scan_cam = drift.register_scan(fp, T_input, up)
         if not drift.identity:
             fp = with_pose(fp, Pose(drift.T_mem_input @ T_input))
         obs = lift_instances(fp, objects, ego.up_world)
@@ -92,7 +92,7 @@ class SpatialMemory:
         if ego.up_world is None:
             ego.up_world = default_up_world(Pose(T.astype(np.float32).astype(np.float64)))
         if self.cfg.scan.enabled:
-            drift.map_scan(scan_cam, T, ego.up_world, t)
+            drift.map_scan(scan_cam, T, t)
         # walked distance from the input poses (a relocalisation jump is not a step)
         step = float(np.linalg.norm((C_before @ T_input)[:3, 3] - ego.T[len(ego) - 1][:3, 3])) if len(ego) else 0.0
         frame_pos = ego.append(t, T, f.index, fp.scene_tag, f.intrinsics, step)
