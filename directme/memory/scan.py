@@ -28,7 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._atomic import StateError
-from ..geometry import Intrinsics, backproject, ground_basis
+from ..geometry import Intrinsics, ground_basis
 from .config import ScanConfig
 
 log = logging.getLogger("directme.memory")
@@ -181,11 +181,14 @@ class Field:
 
 def camera_points(depth_m: np.ndarray, K: Intrinsics, cfg: ScanConfig) -> np.ndarray:
     """(N, 3) camera-frame points of every ``pixel_stride``-th depth pixel (from the middle of the first stride
-    cell) within ``min_depth_m``-``max_depth_m``."""
-    o = cfg.pixel_stride // 2
-    h, w = depth_m.shape
-    p = backproject(depth_m[o:, o:], K.cropped(o, o, w - o, h - o), stride=cfg.pixel_stride)
-    return p[(p[:, 2] >= cfg.min_depth_m) & (p[:, 2] <= cfg.max_depth_m)]
+    cell) within ``min_depth_m``-``max_depth_m``. Not ``geometry.backproject`` on a cropped window: a crop's
+    intrinsics of a tiny image are refused by their own checks (the fuzz test of odd image sizes)."""
+    s = cfg.pixel_stride
+    d = np.asarray(depth_m[s // 2::s, s // 2::s], dtype=np.float64)
+    v, u = np.mgrid[s // 2:depth_m.shape[0]:s, s // 2:depth_m.shape[1]:s]
+    ok = np.isfinite(d) & (d >= cfg.min_depth_m) & (d <= cfg.max_depth_m)
+    z = d[ok]
+    return np.stack([(u[ok] - K.cx) / K.fx * z, (v[ok] - K.cy) / K.fy * z, z], axis=1)
 
 
 def structure_xy(p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg: ScanConfig) -> np.ndarray:
