@@ -205,9 +205,10 @@ def test_a_damaged_grid_is_refused():
     """The grid's arrays are checked when read back (StateError, an InvalidSaveError the loader names the file in)."""
     from directme.memory.drift import DriftCorrector
 
-    _, fps = _episode_frames("none", 4)
+    _, fps = _episode_frames("none", 10)  # past the first seconds, in which the vertical is estimated
     a = SpatialMemory()
     a.update_many(fps)
+    assert len(a.drift.scan.grid) > 0
     meta = a.drift.to_state()
     arrays = a.drift.to_arrays()
     with pytest.raises(InvalidSaveError, match="scan_hits"):

@@ -166,11 +166,14 @@ class HeadingConfig:
     min_deg: float = 1.0  # the filtered offset is applied when at least this large and this certain
     vertical_max_cos: float = 0.25  # a normal with |n . up| below this is on a vertical surface
     up_refine_max_deg: float = 30.0  # normals this close to the given up are floor / table / ceiling normals
+    up_window_s: float = 5.0  # the vertical (when not given) is estimated from the surfaces of the first this many seconds ...
+    up_min_normals: int = 1000  # ... once that many floor / table / ceiling normals are in (heading and scan wait for it) ...
+    up_max_wait_s: float = 30.0  # ... or from what there is after this long
 
     def __post_init__(self) -> None:
-        _check(self, positive=("max_deg", "noise_deg", "drift_deg_per_min", "up_refine_max_deg"),
-               at_least_one=("grid_cols", "ref_frames"), unit=("min_strength", "vertical_max_cos"),
-               non_negative=("min_deg", "interval_s"))
+        _check(self, positive=("max_deg", "noise_deg", "drift_deg_per_min", "up_refine_max_deg", "up_max_wait_s"),
+               at_least_one=("grid_cols", "ref_frames", "up_min_normals"), unit=("min_strength", "vertical_max_cos"),
+               non_negative=("min_deg", "interval_s", "up_window_s"))
 
 
 @dataclass(frozen=True)
@@ -279,6 +282,7 @@ class GoneConfig:
     just_seen_s: float = 2.0  # an object seen this recently ...
     hand_reach_m: float = 1.2  # ... while the wearer (who alone could have taken it so fast) never came this near it along the ground since ...
     just_seen_absence_scale: float = 0.3  # ... counts this share of the evidence of absence
+    odometry_window_s: float = 10.0  # an object seen this recently is looked for through the drift correction of its last sighting (0: the current one)
     colour_levels: int = 4  # an object's colour histogram: this many grey cells, 3x as many hues in 2 saturation bands (memory/appearance.py)
     colour_max_pixels: int = 400  # about this many pixels, on an even grid, make a histogram (a sighting's mask, a place, its ring)
     colour_update: float = 0.2  # weight of each new sighting in the object's colours (the rest: the earlier ones)
@@ -294,7 +298,7 @@ class GoneConfig:
                                                                           "present_p", "min_visible", "full_view",
                                                                           "fixed_absence_scale", "just_seen_absence_scale", "colour_update",
                                                                           "colour_min_similarity", "colour_margin"),
-               non_negative=("margin_px", "depth_rel", "empty_rel", "just_seen_s", "hand_reach_m", "colour_ring",
+               non_negative=("margin_px", "depth_rel", "empty_rel", "just_seen_s", "hand_reach_m", "odometry_window_s", "colour_ring",
                              "colour_ring_min_px"),
                at_least_one=("colour_max_pixels", "colour_min_sightings"))
         if not 2 <= self.colour_levels <= 16 or not 0 <= self.colour_core_shrink < 0.5:

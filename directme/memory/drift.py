@@ -14,7 +14,7 @@ from ..types import FramePerception
 from .association import Obs, co_observed
 from .config import MemoryConfig
 from .ego_log import EgoLog
-from .heading import HeadingTracker
+from .heading import HeadingTracker, UpEstimator
 from .ingest import merge, refresh_shape
 from .object_store import ObjectStore
 from .relocalize import Correction, Relocaliser, pair_from_json, pair_to_json
@@ -33,20 +33,36 @@ class DriftCorrector:
         self.relocalisations: list[tuple[float, tuple[float, float, float], float]] = []
         self.reloc = Relocaliser()
         self.heading = HeadingTracker()
+        self.vertical_est = UpEstimator()
         self.heading_corrections: list[tuple[float, float]] = []  # (time, turn about up in degrees)
         self.scan = ScanMatcher(cfg.scan)
+        # the correction each recent frame was lifted with: (time, T_mem_input), oldest first, changes only
+        self.recent: list[tuple[float, np.ndarray]] = []
 
     @property
     def identity(self) -> bool:
         return bool(np.array_equal(self.T_mem_input, np.eye(4)))
 
+    def vertical(self, fp: FramePerception, T_input: np.ndarray, hint: np.ndarray) -> Optional[np.ndarray]:
+        """The vertical the heading filter and the scan registration work about (heading.UpEstimator: the given
+        ``up_world``, else estimated from the first seconds' surfaces, starting from ``hint``); None while it is
+        still being estimated (no heading or position correction then)."""
+        f = fp.frame
+        settled = self.vertical_est.up is not None
+        up = self.vertical_est.observe(f.depth_m, f.intrinsics, (self.T_mem_input @ T_input)[:3, :3], fp.t_s,
+                                       hint, self.cfg)
+        if up is not None and not settled:  # the heading reference is the first frames' (no drift yet there)
+            frames = self.vertical_est.take_frames()
+            if self.cfg.heading.enabled and self.heading.up is None:
+                self.heading.reference_from(frames[:-1], up, self.cfg)  # this frame: correct_heading's
+        return up
+
     def correct_heading(self, fp: FramePerception, T_input: np.ndarray, up: np.ndarray) -> None:
-        """Turn the correction when the scene's structure shows the heading is off (heading.py); ``up`` is the
-        memory's up, or the default up of the current pose before it is known."""
+        """Turn the correction when the scene's structure shows the heading is off (heading.py) about the
+        vertical ``up`` (``vertical``'s)."""
         f = fp.frame
         T = self.T_mem_input @ T_input
-        up_given = self.cfg.up_world is not None  # else refined from the first frame's floor and table normals
-        yaw = self.heading.observe(f.depth_m, f.intrinsics, T, fp.t_s, up, up_given, self.cfg)
+        yaw = self.heading.observe(f.depth_m, f.intrinsics, T, fp.t_s, up, self.cfg)
         if yaw is None:
             return
         turn = Correction(yaw, T[:3, 3], np.zeros(3), self.heading.up)  # about the vertical through the wearer
@@ -75,13 +91,33 @@ class DriftCorrector:
         self.scan.add(p_cam, T_mem_cam, self.scan.up, t_s, self.cfg.scan)
 
     def scan_up(self, up: np.ndarray) -> np.ndarray:
-        """The vertical the structure is flattened along, fixed at the first frame: the heading filter's,
-        refined from the floor and table normals (a tilted vertical smears every wall's footprint by its
-        height), else ``up``."""
+        """The vertical the structure is flattened along, fixed at its first frame: ``up`` (``vertical``'s; a
+        tilted vertical smears every wall's footprint by its height)."""
         if self.scan.up is None:
-            v = self.heading.up if self.heading.up is not None else up
-            self.scan.up = np.asarray(v, dtype=np.float64) / np.linalg.norm(v)
+            self.scan.up = np.asarray(up, dtype=np.float64) / np.linalg.norm(up)
         return self.scan.up
+
+    def frame_done(self, t_s: float) -> None:
+        """Note the correction the frame at ``t_s`` was lifted with; forget those no object can need any more
+        (older than ``gone.odometry_window_s``, but the one in effect then)."""
+        if not self.recent or not np.array_equal(self.recent[-1][1], self.T_mem_input):
+            self.recent.append((t_s, self.T_mem_input.copy()))
+        cut = t_s - self.cfg.gone.odometry_window_s
+        k = next((i for i, (t, _) in enumerate(self.recent) if t > cut), len(self.recent))
+        del self.recent[:max(k - 1, 0)]
+
+    def since_seen(self, last_seen_s: float, now_s: float) -> Optional[np.ndarray]:
+        """For an object last seen at ``last_seen_s``: the transform (memory frame -> memory frame) that puts it
+        where the input's own motion since then says it is in the current frame - the current correction times
+        the inverse of the one its sighting was lifted with - when that sighting is at most
+        ``gone.odometry_window_s`` old (over seconds the input's motion is better than a fresh correction, which
+        jumps by its own error from frame to frame) and the correction changed since; else None."""
+        if now_s - last_seen_s > self.cfg.gone.odometry_window_s or not self.recent:
+            return None
+        C_seen = next((C for t, C in reversed(self.recent) if t <= last_seen_s), None)
+        if C_seen is None or C_seen is self.recent[-1][1]:
+            return None
+        return self.T_mem_input @ np.linalg.inv(C_seen)
 
     def add_landmarks(self, obs: list[Obs], t_s: float, tag: Optional[str], objects: ObjectStore, ego: EgoLog) -> int:
         return self.reloc.add_frame(obs, t_s, tag, objects, ego, self.T_mem_input)
@@ -108,6 +144,8 @@ class DriftCorrector:
                 if keep is not None and keep is not rec and not co_observed(keep, rec):
                     merge(keep, rec, objects, t)
         self.T_mem_input = D @ self.T_mem_input
+        # the window's objects moved with it: the recent frames count as corrected too (``since_seen``)
+        self.recent = [(t_r, D @ C) for t_r, C in self.recent]
         self.reloc.used.update({p.record: t for p in members})
         moved = corr.apply(pivot_w[None])[0] - pivot_w
         self.relocalisations.append((t, tuple(float(v) for v in moved), math.degrees(corr.yaw_rad)))
@@ -122,11 +160,13 @@ class DriftCorrector:
                 "reloc_pairs": [pair_to_json(p) for p in self.reloc.pairs],
                 "reloc_used": [[int(r), float(t)] for r, t in self.reloc.used.items()],
                 "reloc_aligned": [[int(r), bool(a)] for r, a in self.reloc.aligned.items()],
-                "heading": self.heading.to_json(), "heading_corrections": [list(c) for c in self.heading_corrections],
-                "scan": self.scan.to_state()}
+                "heading": self.heading.to_json(), "vertical": self.vertical_est.to_json(), "heading_corrections": [list(c) for c in self.heading_corrections],
+                "scan": self.scan.to_state(),
+                "recent_corrections": [[t, C.tolist()] for t, C in self.recent]}
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"scan_hits": self.scan.grid.hits, "scan_first_s": self.scan.grid.first_s}
+        return {"scan_hits": self.scan.grid.hits, "scan_first_s": self.scan.grid.first_s,
+                "up_normals": self.vertical_est.to_array()}
 
     @staticmethod
     def from_state(cfg: MemoryConfig, meta: dict[str, Any], arrays: Optional[dict[str, np.ndarray]] = None) -> "DriftCorrector":
@@ -141,7 +181,17 @@ class DriftCorrector:
         d.reloc.used = {int(r): float(t) for r, t in meta.get("reloc_used", [])}
         d.reloc.aligned = {int(r): bool(a) for r, a in meta.get("reloc_aligned", [])}
         d.heading = HeadingTracker.from_json(meta.get("heading", {}))
+        try:
+            if "vertical" in meta:
+                d.vertical_est = UpEstimator.from_json(meta["vertical"], (arrays or {}).get("up_normals"))
+            elif d.heading.up is not None:  # saved before the estimator: the heading filter's vertical was it
+                d.vertical_est = UpEstimator(up=d.heading.up.copy())
+        except ValueError as e:
+            raise StateError("vertical", str(e)) from None
         d.heading_corrections = [(float(t), float(y)) for t, y in meta.get("heading_corrections", [])]
+        d.recent = [(float(t), np.asarray(C, dtype=np.float64)) for t, C in meta.get("recent_corrections", [])]
+        if any(C.shape != (4, 4) or not np.isfinite(C).all() for _, C in d.recent):
+            raise StateError("recent_corrections", "must be finite 4x4 transforms")
         if "scan" in meta:  # saves before the structure grid start with an empty one
             d.scan = ScanMatcher.from_state(cfg.scan, meta["scan"], arrays or {})
         return d

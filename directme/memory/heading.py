@@ -91,6 +91,101 @@ def refine_up(normals_w: np.ndarray, up: np.ndarray, max_cone_deg: float = Headi
     return up
 
 
+def estimate_up(normals_w: np.ndarray, hint: np.ndarray, max_cone_deg: float = HeadingConfig.up_refine_max_deg) -> np.ndarray:
+    """The vertical from many frames' surface normals: the direction most parallel to the horizontal surfaces'
+    normals (floor, tables, ceiling: within a cone about the estimate) and most perpendicular to the vertical
+    ones' (walls, cupboard fronts: within the same angle of the horizontal) - the top eigenvector of the
+    difference of their scatter matrices - in cones narrowed step by step from ``hint``. Walls alone leave it
+    free to tip about their normal, so horizontal surfaces are needed: with fewer than 50 the hint is kept."""
+    up = np.asarray(hint, dtype=np.float64) / np.linalg.norm(hint)
+    N = np.asarray(normals_w, dtype=np.float64)
+    for cone in (max_cone_deg, 15.0, 8.0, 4.0):
+        c = N @ up
+        flat = np.abs(c) > math.cos(math.radians(cone))
+        wall = np.abs(c) < math.sin(math.radians(cone))
+        if flat.sum() < 50:
+            break
+        M = N[flat].T @ N[flat] / flat.sum()
+        if wall.sum() >= 50:
+            M = M - N[wall].T @ N[wall] / wall.sum()
+        v = np.linalg.eigh(M)[1][:, -1]
+        up = v if v @ up >= 0 else -v
+    return up
+
+
+@dataclass
+class UpEstimator:
+    """The memory's vertical for heading and scan registration when none is given: the first camera's "up"
+    is tilted by the wearer's pitch (10-15 degrees looking down at a table), and one frame facing a cupboard
+    shows too little floor to refine it, so the normals of the first ``heading.up_window_s`` seconds are
+    pooled (``estimate_up``) once ``heading.up_min_normals`` of them lie on horizontal surfaces (or after
+    ``heading.up_max_wait_s``); then it is fixed. A wrong vertical tips every registration shift and heading
+    turn out of the ground plane: the map climbs or sinks as the wearer walks."""
+
+    up: Optional[np.ndarray] = None  # the settled vertical (memory frame)
+    hint: Optional[np.ndarray] = None  # the first frame's up hint, the estimate's start
+    first_t_s: Optional[float] = None
+    normals: list = field(default_factory=list)  # (N, 3) float32 per frame until settled ...
+    times_s: list = field(default_factory=list)  # ... and the frames' times (the heading reference is taken from them)
+
+    def observe(self, depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: np.ndarray, t_s: float,
+                hint: np.ndarray, cfg: MemoryConfig) -> Optional[np.ndarray]:
+        """Take one frame (rotation in the memory frame); returns the vertical once settled, else None."""
+        if self.up is not None:
+            return self.up
+        if cfg.up_world is not None:
+            self.up = np.asarray(cfg.up_world, dtype=np.float64) / np.linalg.norm(cfg.up_world)
+            return self.up
+        h = cfg.heading
+        if self.hint is None:
+            self.hint, self.first_t_s = np.asarray(hint, dtype=np.float64) / np.linalg.norm(hint), t_s
+        n = surface_normals_w(depth_m, intrinsics, R_world_cam, h.grid_cols)
+        self.normals.append(n[:: max(1, len(n) // 1000)].astype(np.float32))  # ~1,000 a frame, whatever the rate
+        self.times_s.append(float(t_s))
+        N = self.to_array()
+        n_flat = int(np.sum(np.abs(N @ self.hint) > math.cos(math.radians(h.up_refine_max_deg))))
+        waited = t_s - self.first_t_s
+        if (waited >= h.up_window_s and n_flat >= h.up_min_normals) or waited >= h.up_max_wait_s:
+            self.up = estimate_up(N, self.hint, h.up_refine_max_deg)
+        return self.up
+
+    def take_frames(self) -> list[tuple[float, np.ndarray]]:
+        """The frames seen while the vertical was estimated, (time, normals), oldest first; forgotten here."""
+        out = list(zip(self.times_s, self.normals))
+        self.normals, self.times_s = [], []
+        return out
+
+    def to_json(self) -> dict:
+        return {"up": None if self.up is None else self.up.tolist(),
+                "hint": None if self.hint is None else self.hint.tolist(), "first_t_s": self.first_t_s,
+                "frame_times_s": list(self.times_s), "frame_sizes": [len(n) for n in self.normals]}
+
+    def to_array(self) -> np.ndarray:
+        return np.concatenate(self.normals) if self.normals else np.zeros((0, 3), np.float32)
+
+    @staticmethod
+    def from_json(d: dict, normals: Optional[np.ndarray] = None) -> "UpEstimator":
+        vec = lambda k: None if d.get(k) is None else _unit(d[k], k)  # noqa: E731
+        first = d.get("first_t_s")
+        est = UpEstimator(vec("up"), vec("hint"), None if first is None else float(first))
+        sizes, times = [int(k) for k in d.get("frame_sizes", [])], [float(t) for t in d.get("frame_times_s", [])]
+        normals = np.zeros((0, 3), np.float32) if normals is None else np.asarray(normals, dtype=np.float32)
+        if normals.ndim != 2 or normals.shape[1] != 3 or not np.isfinite(normals).all() or \
+                len(sizes) != len(times) or min(sizes, default=0) < 0 or sum(sizes) != len(normals):
+            raise ValueError("up_normals must be finite (N, 3) vectors, frame_sizes and frame_times_s one per frame "
+                             "summing to N")
+        est.normals = np.split(normals, np.cumsum(sizes)[:-1]) if sizes else []
+        est.times_s = times
+        return est
+
+
+def _unit(v, key: str) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float64)
+    if a.shape != (3,) or not np.isfinite(a).all() or np.linalg.norm(a) < 1e-9:
+        raise ValueError(f"{key} must be 3 finite numbers, not all zero")
+    return a / np.linalg.norm(a)
+
+
 @dataclass(frozen=True)
 class StructureHeading:
     """Dominant horizontal direction of a frame's vertical surfaces, modulo 90 degrees."""
@@ -125,18 +220,31 @@ class HeadingTracker:
     filter_t_s: Optional[float] = None  # last frame the filter took
 
     def observe(self, depth_m: np.ndarray, intrinsics: Intrinsics, T_world_cam: np.ndarray, t_s: float,
-                up_hint: np.ndarray, up_given: bool, cfg: MemoryConfig) -> Optional[float]:
-        """Measure one frame (pose in the memory frame); returns the heading correction (radians about
-        ``self.up``) to apply now, or None."""
+                up: np.ndarray, cfg: MemoryConfig) -> Optional[float]:
+        """Measure one frame (pose in the memory frame) about the vertical ``up`` (kept from the first call:
+        ``UpEstimator``'s); returns the heading correction (radians about ``self.up``) to apply now, or None."""
         if self.last_t_s is not None and t_s - self.last_t_s < cfg.heading.interval_s:
             return None  # a frame's bias depends on what is in view: frames a moment apart repeat it
         normals = surface_normals_w(depth_m, intrinsics, T_world_cam[:3, :3], cfg.heading.grid_cols)
+        if self.up is None:
+            self.up = np.asarray(up, dtype=np.float64) / np.linalg.norm(up)
+        return self.measure(normals, t_s, cfg)
+
+    def reference_from(self, frames: list[tuple[float, np.ndarray]], up: np.ndarray, cfg: MemoryConfig) -> None:
+        """Take the reference from frames seen before the vertical was known (``UpEstimator.take_frames``: their
+        normals in the memory frame of their time, with no heading correction yet), as ``observe`` would have."""
+        self.up = np.asarray(up, dtype=np.float64) / np.linalg.norm(up)
+        for t_s, normals in frames:
+            if self.ref_rad is not None:
+                break
+            self.measure(np.asarray(normals, dtype=np.float64), t_s, cfg)
+
+    def measure(self, normals: np.ndarray, t_s: float, cfg: MemoryConfig) -> Optional[float]:
+        """``observe`` on a frame's surface normals (memory frame) about ``self.up``."""
+        if self.last_t_s is not None and t_s - self.last_t_s < cfg.heading.interval_s:
+            return None
         if len(normals) == 0:
             return None
-        if self.up is None:
-            self.up = np.asarray(up_hint, dtype=np.float64) / np.linalg.norm(up_hint)
-            if not up_given:
-                self.up = refine_up(normals, self.up, cfg.heading.up_refine_max_deg)
         h = dominant_heading(normals, self.up, vertical_max_cos=cfg.heading.vertical_max_cos)
         if h is None or h.strength < cfg.heading.min_strength:
             return None

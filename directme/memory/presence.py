@@ -113,7 +113,8 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
                   seen_here: Sequence[tuple[int, np.ndarray, int]] = (),
                   walked: Callable[[ObjectRecord], float] = lambda rec: 0.0,
                   stand_ins: Optional[list[tuple[ObjectRecord, int]]] = None,
-                  approach: Optional[Callable[[ObjectRecord], float]] = None) -> list[ObjectRecord]:
+                  approach: Optional[Callable[[ObjectRecord], float]] = None,
+                  since_seen: Optional[Callable[[ObjectRecord], Optional[np.ndarray]]] = None) -> list[ObjectRecord]:
     """Absence evidence for the unseen objects (present, or gone but not yet certainly) this frame should
     have shown. A view is void for an object when this frame has an instance of its label (``seen_here``:
     label id, world centre, index of the record it matched) within its drift allowance
@@ -124,7 +125,10 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     was in full enough view there, the record that instance matched stood in for it once more
     (``ObjectRecord.stood_in_for``; appended to ``stand_ins`` as (object, stand-in index)): two objects near each other are seen together now and then, one object and its
     duplicate never. ``approach(rec)``: the wearer's nearest approach to the object along the ground since
-    it was last seen (default: the camera's distance now), for ``gone.just_seen_s``. Returns the objects
+    it was last seen (default: the camera's distance now), for ``gone.just_seen_s``. ``since_seen(rec)``: a
+    transform of the object's points (memory frame) to where the input's own motion since its last sighting puts
+    them (``DriftCorrector.since_seen``), or None: a correction that jumped since a recent sighting must not
+    slide the view off a thin object and read its place as free space. Returns the objects
     that are not present after this frame's evidence against them (the caller decides whether a tentative one was a misplaced view of a neighbour)."""
     cfg, gcfg, f = objs.cfg, objs.cfg.gone, fp.frame
     n = objs.n_records
@@ -144,15 +148,22 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     a = cfg.association
     for j in np.flatnonzero(in_view).tolist():
         rec = objs.records[int(idx[j])]
+        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
+        if not len(pts):
+            continue
+        position, size_j, z_j = rec.position, float(size_px[j]), float(z_c[j])
+        D = since_seen(rec) if since_seen is not None else None
+        if D is not None:
+            pts = pts @ D[:3, :3].T + D[:3, 3]
+            position = D[:3, :3] @ position + D[:3, 3]
+            z_j = max(float((position - T.t) @ T.R[:, 2]), 1e-6)
+            size_j = float(objs.live_size[idx[j]]) * K.fx / z_j
         hits: list[int] = []
         if seen_here:
             label = rec.label_id_from_votes()
             reach = min(a.reentry_radius_m + a.drift_per_m * walked(rec), a.max_reentry_m)
-            hits = [k for lab, c, k in seen_here if lab == label and float(np.linalg.norm(c - rec.position)) <= reach
+            hits = [k for lab, c, k in seen_here if lab == label and float(np.linalg.norm(c - position)) <= reach
                     and not co_observed(rec, objs.survivor(objs.records[k]))]  # another object seen beside it before
-        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
-        if not len(pts):
-            continue
         inside, ui, vi, zi, d = scene_depth_at(pts, f, gcfg.margin_px, cfg.map.min_cam_depth_m)
         if not len(inside):
             continue
@@ -173,14 +184,14 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
                 not still_shows(rec, f.rgb, ui[reach], vi[reach], gcfg):  # its colours there: off its surface, a miss
             delta = gcfg.empty_logodds * min(1.0, visible / gcfg.full_view)
         else:
-            p_d = detection_rate(float(size_px[j]), visible, float(z_c[j]), gcfg)
+            p_d = detection_rate(size_j, visible, z_j, gcfg)
             if p_d <= gcfg.p_false:
                 continue
             delta = absence(p_d, gcfg)
         if objs.is_fixed(rec.label_id_from_votes()):
             delta *= gcfg.fixed_absence_scale
         if f.t_s - rec.last_seen_s <= gcfg.just_seen_s and (
-                approach(rec) if approach is not None else float(z_c[j])) > gcfg.hand_reach_m:
+                approach(rec) if approach is not None else z_j) > gcfg.hand_reach_m:
             delta *= gcfg.just_seen_absence_scale  # seen a moment ago, the wearer never within reach since: a miss
         rec.first_miss_s = min(rec.first_miss_s, f.t_s)
         logodds = max(rec.belief + delta, gcfg.min_logodds)

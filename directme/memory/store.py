@@ -73,17 +73,20 @@ class SpatialMemory:
         objects, ego, drift = self.objects, self.ego, self.drift
         T_input = fp.frame.T_world_cam.matrix
         C_before = drift.T_mem_input.copy()
+        scan_cam = None
         if self.cfg.heading.enabled or self.cfg.scan.enabled:
-            up = ego.up_world if ego.up_world is not None else default_up_world(Pose(drift.T_mem_input @ T_input))
-            if self.cfg.heading.enabled:
+            hint = ego.up_world if ego.up_world is not None else default_up_world(Pose(drift.T_mem_input @ T_input))
+            up = drift.vertical(fp, T_input, hint)
+            if up is not None and self.cfg.heading.enabled:
                 drift.correct_heading(fp, T_input, up)
-            if self.cfg.scan.enabled:
+            if up is not None and self.cfg.scan.enabled:
                 scan_cam = drift.register_scan(fp, T_input, up)
         if not drift.identity:
             fp = with_pose(fp, Pose(drift.T_mem_input @ T_input))
         obs = lift_instances(fp, objects, ego.up_world)
         if self.cfg.relocalisation.enabled and obs and drift.add_landmarks(obs, fp.t_s, fp.scene_tag, objects, ego):
-            up = ego.up_world if ego.up_world is not None else default_up_world(fp.frame.T_world_cam)
+            up = drift.vertical_est.up if drift.vertical_est.up is not None else \
+                ego.up_world if ego.up_world is not None else default_up_world(fp.frame.T_world_cam)
             if drift.relocalise(fp.t_s, (drift.T_mem_input @ T_input)[:3, 3], up, objects):
                 fp = with_pose(fp, Pose(drift.T_mem_input @ T_input))
                 obs = lift_instances(fp, objects, ego.up_world)
@@ -91,10 +94,11 @@ class SpatialMemory:
         T = f.T_world_cam.matrix
         if ego.up_world is None:
             ego.up_world = default_up_world(Pose(T.astype(np.float32).astype(np.float64)))
-        if self.cfg.scan.enabled:
+        if scan_cam is not None:
             drift.map_scan(scan_cam, T, t)
         # walked distance from the input poses (a relocalisation jump is not a step)
         step = float(np.linalg.norm((C_before @ T_input)[:3, 3] - ego.T[len(ego) - 1][:3, 3])) if len(ego) else 0.0
+        drift.frame_done(t)
         frame_pos = ego.append(t, T, f.index, fp.scene_tag, f.intrinsics, step)
         self.places.add(ego.T[frame_pos][:3, 3].astype(np.float64), fp.scene_tag)
         a = self.cfg.association
@@ -117,7 +121,8 @@ class SpatialMemory:
         seen_here = [(m.obs.label_id, m.obs.centre_w, objects.tracked(m.obs.inst.track_id).index) for m in matches]
         stand_ins: list[tuple[ObjectRecord, int]] = []
         settle_gone(views_without(fp, seen, objects, seen_here, lambda rec: ego.walked_between(rec.obs_frame[-1]),
-                                  stand_ins, lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position)),
+                                  stand_ins, lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position),
+                                  lambda rec: drift.since_seen(rec.last_seen_s, t)),
                     objects, t)
         fold_stand_ins(stand_ins, objects, t)
         with self._cache_lock:
