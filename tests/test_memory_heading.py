@@ -8,7 +8,7 @@ import pytest
 
 from directme.geometry import Pose, rotation_about_axis
 from directme.memory import MemoryConfig, SpatialMemory
-from directme.memory.heading import dominant_heading, refine_up, surface_normals_w
+from directme.memory.heading import dominant_heading, estimate_up, surface_normals_w
 from directme.types import FramePerception
 
 sim = pytest.importorskip("directme.sim")
@@ -39,12 +39,12 @@ def test_structure_heading_turns_with_the_camera():
         assert abs(math.degrees(h.angle_rad) - expect) < 0.5, (deg, math.degrees(h.angle_rad))
 
 
-def test_refine_up_finds_the_vertical_from_floor_and_tables():
+def test_estimate_up_finds_the_vertical_from_one_frames_floor_and_tables():
     ep = sim.generate_episode(seed=3, minutes=0.2, width=160, height=120, with_questions=False)
     frame = next(iter(ep.frames()))
     normals = surface_normals_w(frame.depth_m, frame.intrinsics, frame.T_world_cam.R)
     tilted = rotation_about_axis(np.array([1.0, 0.0, 0.0]), math.radians(15)) @ UP
-    up = refine_up(normals, tilted)
+    up = estimate_up(normals, tilted)
     assert math.degrees(math.acos(min(1.0, float(up @ UP)))) < 1.0
 
 
@@ -97,7 +97,7 @@ def test_real_kitchen_structure_heading_is_stable_under_ground_truth_poses():
 
     frames = list(SevenScenesReader(SEVEN, fps=1.0))
     first = frames[0]
-    up = refine_up(surface_normals_w(first.depth_m, first.intrinsics, first.T_world_cam.R), -first.T_world_cam.R[:, 1])
+    up = estimate_up(surface_normals_w(first.depth_m, first.intrinsics, first.T_world_cam.R), -first.T_world_cam.R[:, 1])
     angles = []
     for f in frames:
         h = dominant_heading(surface_normals_w(f.depth_m, f.intrinsics, f.T_world_cam.R), up)

@@ -77,20 +77,6 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
     return n @ np.asarray(R_world_cam, dtype=np.float64).T
 
 
-def refine_up(normals_w: np.ndarray, up: np.ndarray, max_cone_deg: float = HeadingConfig.up_refine_max_deg) -> np.ndarray:
-    """The vertical from horizontal surfaces (floor, tables, ceiling): the mean of the normals within a cone
-    about ``up``, narrowed step by step (slanted normals at edges would bias a wide cone)."""
-    up = np.asarray(up, dtype=np.float64) / np.linalg.norm(up)
-    for cone in (max_cone_deg, 15.0, 8.0, 4.0, 2.0):
-        c = normals_w @ up
-        sel = np.abs(c) > math.cos(math.radians(cone))
-        if sel.sum() < 50:
-            break
-        v = (normals_w[sel] * np.sign(c[sel])[:, None]).mean(axis=0)
-        up = v / np.linalg.norm(v)
-    return up
-
-
 def estimate_up(normals_w: np.ndarray, hint: np.ndarray, max_cone_deg: float = HeadingConfig.up_refine_max_deg) -> np.ndarray:
     """The vertical from many frames' surface normals: the direction most parallel to the horizontal surfaces'
     normals (floor, tables, ceiling: within a cone about the estimate) and most perpendicular to the vertical
