@@ -1,5 +1,5 @@
-"""The memory's vertical (heading.UpEstimator), the relocaliser's shifts along the floor and the drift correction
-an object's last sighting was lifted with (DriftCorrector.since_seen)."""
+"""The memory's vertical (heading.UpEstimator) and the drift correction an object's last sighting was lifted with
+(DriftCorrector.since_seen)."""
 import math
 
 import numpy as np
@@ -94,17 +94,6 @@ def test_a_damaged_vertical_state_is_refused():
         DriftCorrector.from_state(a.cfg, meta, {**arrays, "up_normals": arrays["up_normals"][:5]})
     with pytest.raises(StateError, match="vertical"):
         DriftCorrector.from_state(a.cfg, {**meta, "vertical": {**meta["vertical"], "hint": [0, 0, 0]}}, arrays)
-
-
-def test_relocalisations_move_along_the_floor_only():
-    fps = _frames(0, 180, noise="realistic", minutes=3.0)
-    mem = SpatialMemory()
-    for fp in fps:
-        mem.update(fp)
-    up = mem.drift.vertical_est.up
-    assert mem.drift.relocalisations, "the 3-minute realistic walk of seed 0 relocalises"
-    for _, moved, _ in mem.drift.relocalisations:
-        assert abs(float(np.dot(moved, up))) < 1e-9
 
 
 def test_since_seen_is_the_correction_change_since_a_recent_sighting():

@@ -213,8 +213,6 @@ class Relocaliser:
             corr, members = self._refine(corr, members, c, r, c2, r2, ok, pairs, cfg)
             if abs(float(corr.shift_w @ up)) > cfg.relocalisation.max_vertical_m:
                 continue  # drift is along the floor: a large vertical offset means the landmarks are wrong
-            # ... and a small one is the landmarks' own height error (partial views): applied, it would add up
-            corr = Correction(corr.yaw_rad, corr.pivot_w, corr.shift_w - float(corr.shift_w @ up) * up, up)
             support = min(len(members), len({pairs[j].label_id for j in members}) + 1)
             if float(np.linalg.norm(corr.shift_w)) > cfg.relocalisation.big_shift_m:
                 support -= 1  # a big jump needs one more landmark
