@@ -298,7 +298,8 @@ class GoneConfig:
                                                                           "present_p", "min_visible", "full_view",
                                                                           "fixed_absence_scale", "just_seen_absence_scale", "colour_update",
                                                                           "colour_min_similarity", "colour_margin"),
-               non_negative=("margin_px", "depth_rel", "empty_rel", "just_seen_s", "hand_reach_m", "odometry_window_s", "colour_ring",
+               non_negative=("margin_px", "depth_rel", "empty_rel", "just_seen_s", "hand_reach_m", "odometry_window_s",
+                             "colour_ring",
                              "colour_ring_min_px"),
                at_least_one=("colour_max_pixels", "colour_min_sightings"))
         if not 2 <= self.colour_levels <= 16 or not 0 <= self.colour_core_shrink < 0.5:

@@ -160,7 +160,8 @@ class DriftCorrector:
                 "reloc_pairs": [pair_to_json(p) for p in self.reloc.pairs],
                 "reloc_used": [[int(r), float(t)] for r, t in self.reloc.used.items()],
                 "reloc_aligned": [[int(r), bool(a)] for r, a in self.reloc.aligned.items()],
-                "heading": self.heading.to_json(), "vertical": self.vertical_est.to_json(), "heading_corrections": [list(c) for c in self.heading_corrections],
+                "heading": self.heading.to_json(), "vertical": self.vertical_est.to_json(),
+                "heading_corrections": [list(c) for c in self.heading_corrections],
                 "scan": self.scan.to_state(),
                 "recent_corrections": [[t, C.tolist()] for t, C in self.recent]}
 

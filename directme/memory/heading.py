@@ -113,6 +113,7 @@ class UpEstimator:
     first_t_s: Optional[float] = None
     normals: list = field(default_factory=list)  # (N, 3) float32 per frame until settled ...
     times_s: list = field(default_factory=list)  # ... and the frames' times (the heading reference is taken from them)
+    flat_counts: list = field(default_factory=list, repr=False)  # per frame: its normals on horizontal surfaces (derived)
 
     def observe(self, depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: np.ndarray, t_s: float,
                 hint: np.ndarray, cfg: MemoryConfig) -> Optional[np.ndarray]:
@@ -128,17 +129,17 @@ class UpEstimator:
         n = surface_normals_w(depth_m, intrinsics, R_world_cam, h.grid_cols)
         self.normals.append(n[:: max(1, len(n) // 1000)].astype(np.float32))  # ~1,000 a frame, whatever the rate
         self.times_s.append(float(t_s))
-        N = self.to_array()
-        n_flat = int(np.sum(np.abs(N @ self.hint) > math.cos(math.radians(h.up_refine_max_deg))))
+        cos_max = math.cos(math.radians(h.up_refine_max_deg))  # counted once a frame (after a load: the loaded ones)
+        self.flat_counts += [int(np.sum(np.abs(m @ self.hint) > cos_max)) for m in self.normals[len(self.flat_counts):]]
         waited = t_s - self.first_t_s
-        if (waited >= h.up_window_s and n_flat >= h.up_min_normals) or waited >= h.up_max_wait_s:
-            self.up = estimate_up(N, self.hint, h.up_refine_max_deg)
+        if (waited >= h.up_window_s and sum(self.flat_counts) >= h.up_min_normals) or waited >= h.up_max_wait_s:
+            self.up = estimate_up(self.to_array(), self.hint, h.up_refine_max_deg)
         return self.up
 
     def take_frames(self) -> list[tuple[float, np.ndarray]]:
         """The frames seen while the vertical was estimated, (time, normals), oldest first; forgotten here."""
         out = list(zip(self.times_s, self.normals))
-        self.normals, self.times_s = [], []
+        self.normals, self.times_s, self.flat_counts = [], [], []
         return out
 
     def to_json(self) -> dict:
