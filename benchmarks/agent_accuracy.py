@@ -3,6 +3,11 @@ and ``realistic``), pooled over seeds, per episode length, beside the demo's bas
 
     python benchmarks/agent_accuracy.py [--seeds 0 1 2 3 4 5] [--minutes 10 [20 60]] [--noise none realistic]
                                         [--phrasings templates|dev|heldout] [--jobs 2]
+                                        [--perception oracle truth-fed [--depth-pose PRESET] [--poses given]]
+
+``--perception truth-fed`` adds a column "truth-fed": the model pipeline with each network's forward
+replaced by a stand-in returning the ground truth in its own output format (directme.sim.truthfed);
+``--perception truth-fed`` alone measures only that column.
 
 Per episode length: one line per (seed, noise), a per-subtask table - each accuracy followed by its 95%
 interval over seeds (bench.metrics.seed_interval: seeds resampled; six seeds leave a subtask of 20 questions
@@ -20,6 +25,7 @@ import resource
 import sys
 import time
 from contextlib import nullcontext
+from typing import Optional
 from multiprocessing import Pool
 
 from directme.bench.metrics import seed_interval
@@ -27,6 +33,7 @@ from directme.commands.demo import evaluate_episode, summarise
 from directme.sim import generate_episode
 
 NOISES = ("none", "realistic")
+TRUTH_FED = "truth-fed"  # the column of the truth-fed model pipeline
 
 
 def peak_rss_mb() -> float:
@@ -35,26 +42,30 @@ def peak_rss_mb() -> float:
     return kb / 1024.0 if sys.platform != "darwin" else kb / 2 ** 20
 
 
-def run_seed(job: tuple[float, int, tuple[str, ...], str]) -> dict[str, tuple[str, list]]:
-    """One episode under each noise: noise -> (its progress line, its question records)."""
-    minutes, seed, noises, phrasings = job
+def run_seed(job: tuple[float, int, tuple[str, ...], str, dict]) -> dict[str, tuple[str, list]]:
+    """One episode under each noise (or TRUTH_FED): noise -> (its progress line, its question records)."""
+    minutes, seed, noises, phrasings, truth_fed = job
     t0 = time.perf_counter()
     ep = generate_episode(seed=seed, minutes=minutes, phrasings=phrasings)
     out = {}
     for noise in noises:
-        r = evaluate_episode(ep, noise, seed, baselines=noise == "none")
+        if noise == TRUTH_FED:
+            r = evaluate_episode(ep, "none", seed, baselines=False, truth_fed=truth_fed)
+        else:
+            r = evaluate_episode(ep, noise, seed, baselines=noise == "none")
         out[noise] = (f"minutes={minutes:g} seed={seed} noise={noise} phrasings={phrasings} overall={r['overall']:.3f} "
                       f"questions={r['n_questions']} abstained={sum('abstained' in q['flags'] for q in r['questions'])} "
                       f"wall_s={time.perf_counter() - t0:.0f}", r["questions"])
     return out
 
 
-def run_length(minutes: float, seeds: list[int], noises: list[str], phrasings: str, jobs: int = 1) -> dict:
+def run_length(minutes: float, seeds: list[int], noises: list[str], phrasings: str, jobs: int = 1,
+               truth_fed: Optional[dict] = None) -> dict:
     """Pooled results per noise; ``jobs`` > 1 streams that many episodes at a time in worker processes (the
     figures do not depend on it: every episode is seeded; lines still come in seed order)."""
     runs: dict[str, list] = {n: [] for n in noises}
     per_seed: dict[str, dict[str, list[tuple[int, int]]]] = {n: {} for n in noises}  # noise -> subtask -> (correct, n)
-    work = [(minutes, seed, tuple(noises), phrasings) for seed in seeds]
+    work = [(minutes, seed, tuple(noises), phrasings, truth_fed or {}) for seed in seeds]
     with Pool(jobs, maxtasksperchild=1) if jobs > 1 else nullcontext() as pool:
         for res in (pool.imap(run_seed, work) if pool is not None else map(run_seed, work)):
             for noise, (line, questions) in res.items():
@@ -101,10 +112,17 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1, help="episodes streamed in parallel (processes; default 1)")
     ap.add_argument("--phrasings", default="templates", choices=("templates", "dev", "heldout"),
                     help="the words the simulator asks its questions in (default %(default)s)")
+    ap.add_argument("--perception", nargs="+", default=["oracle"], choices=("oracle", TRUTH_FED),
+                    help="oracle (columns per --noise) and/or truth-fed (one more column; default oracle)")
+    ap.add_argument("--depth-pose", default="default", help="truth-fed: the DA3 preset (default: the pipeline's)")
+    ap.add_argument("--poses", default="none", choices=("none", "given"),
+                    help="truth-fed: frames carry camera poses and intrinsics (given) or only RGB (none)")
     a = ap.parse_args()
+    modes = (list(a.noise) if "oracle" in a.perception else []) + ([TRUTH_FED] if TRUTH_FED in a.perception else [])
+    truth_fed = {"depth_pose": a.depth_pose, "poses": a.poses}
     res: dict = {}
     for minutes in a.minutes:
-        res = run_length(minutes, a.seeds, a.noise, a.phrasings, max(1, a.jobs))
+        res = run_length(minutes, a.seeds, modes, a.phrasings, max(1, a.jobs), truth_fed)
         print_table(minutes, res)
         print(f"peak_rss_mb={peak_rss_mb():.0f}", flush=True)
     for n in reversed(list(res)):  # the last length, unsuffixed (realistic first, none last)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Optional, Union
 
 from .errors import InvalidInputError
 from .memory.config import MemoryConfig
@@ -188,4 +188,13 @@ def oracle_config(noise: str = "none", seed: int = 0, base: Union[None, str, Pat
     else:
         d = {k: dict(v) for k, v in (base or {}).items()}
     d["perception"] = {"backend": "oracle", "noise": noise, "seed": seed}
+    return AgentConfig.from_dict(d)
+
+
+def truthfed_config(options: Optional[Mapping[str, Any]] = None, seed: int = 0,
+                    base: Union[None, str, Path, Mapping[str, Any]] = None) -> AgentConfig:
+    """Like ``oracle_config``, with the 'truth-fed' perception: the model pipeline on a simulator episode,
+    each network replaced by a ground-truth stand-in (``options``: directme.sim.truthfed.TruthFedConfig)."""
+    d = oracle_config("none", seed, base).to_dict(secrets=True)
+    d["perception"] = {"backend": "truth-fed", "seed": seed, "options": dict(options or {})}
     return AgentConfig.from_dict(d)

@@ -1,8 +1,11 @@
 """`directme demo`: stream a simulator episode through the Agent and print accuracy per UCS-Bench subtask.
 
-Perception is the oracle: the simulator's own ground truth (exact depth, camera poses, object masks and
-labels, or seeded noise on them with ``--noise realistic``); no model runs, so the table measures the
-memory, the question parser and the geometric answerer, not perception. The questions are asked at their
+Perception is the oracle by default: the simulator's own ground truth (exact depth, camera poses, object
+masks and labels, or seeded noise on them with ``--noise realistic``); no model runs, so the table measures
+the memory, the question parser and the geometric answerer, not perception. ``--perception truth-fed``
+runs the model pipeline itself (DA3 chunks and scale, Grounding DINO post-processing, SAM2 tracks, CLIP
+tags) with each network's forward replaced by a stand-in that returns the ground truth in that network's
+own output format: it measures whether the perception code carries geometry and identities end to end. The questions are asked at their
 timestamps (strictly causal), beside two baselines on the same questions: "current_frame" (a memory fed
 only the latest frame) and "chance" (the expected accuracy of a uniform random choice: the mean of
 1 / number of options)."""
@@ -20,6 +23,8 @@ DEFAULT_SEED = 0
 DEFAULT_MINUTES = 3.0
 DEFAULT_OUT = "out/demo.json"
 CHANCE = "chance"  # the baseline whose per-question value is the probability of a uniform guess being right
+TRUTH_FED_NOTE = ("perception: truth-fed = the model pipeline (depth_pose {depth_pose}, poses {poses}), each "
+                  "network's forward replaced by the simulator's ground truth in that network's output format")
 ORACLE_NOTE = ("perception: oracle = the simulator's ground truth (depth, poses, object masks and labels{noise}); "
                "no model runs, so this measures memory, question parsing and answering, not perception")
 
@@ -28,6 +33,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="episode seed (default %(default)s)")
     parser.add_argument("--minutes", type=float, default=DEFAULT_MINUTES, help="episode length (default %(default)s)")
     parser.add_argument("--noise", choices=("none", "realistic"), default="none", help="oracle perception noise preset")
+    parser.add_argument("--perception", choices=("oracle", "truth-fed"), default="oracle",
+                        help="oracle: the simulator's ground truth handed to the memory; truth-fed: the model "
+                             "pipeline with ground-truth stand-ins for its networks (default %(default)s)")
+    parser.add_argument("--depth-pose", default="default",
+                        help="with --perception truth-fed: the DA3 preset (default: the default pipeline's)")
+    parser.add_argument("--poses", choices=("none", "given"), default="none",
+                        help="with --perception truth-fed: frames carry camera poses and intrinsics (given) or "
+                             "only RGB, as a plain video (none; default)")
     parser.add_argument("--phrasings", choices=("templates", "dev"), default="templates",
                         help="ask the questions in the simulator's templates or in its development phrasings "
                              "(other words and object names, same answers; default %(default)s)")
@@ -36,12 +49,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines: bool = True,
-                     config: Optional[dict] = None) -> dict:
-    """Run the agent over ``episode`` and score its questions; returns the demo's JSON record."""
+                     config: Optional[dict] = None, truth_fed: Optional[dict] = None) -> dict:
+    """Run the agent over ``episode`` and score its questions; returns the demo's JSON record. Perception
+    is the oracle with ``noise``, or, when ``truth_fed`` is a dict (TruthFedConfig options), the truth-fed
+    model pipeline; perception that buffers frames (DA3 chunks) is flushed before each question, as a live
+    assistant processes everything seen up to the moment it is asked."""
     from ..agent import Agent
-    from ..config import oracle_config
+    from ..config import oracle_config, truthfed_config
 
-    cfg = oracle_config(noise, seed, config)
+    cfg = oracle_config(noise, seed, config) if truth_fed is None else truthfed_config(truth_fed, seed, config)
     agent = Agent(cfg, episode=episode)
     questions = sorted(episode.questions, key=lambda q: q.t_s)
     frames = iter(episode.frames())
@@ -55,6 +71,9 @@ def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines
                 agent.observe_perception(fp)
                 last_fp = fp
             pending = next(frames, None)
+        for fp in agent.perception.flush():
+            agent.observe_perception(fp)
+            last_fp = fp
         ans = agent.ask(q.text, t=q.t_s, options=q.options)
         rec = {"qid": q.qid, "time_s": q.t_s, "subtask": q.subtask, "question": q.text, "options": list(q.options),
                "chosen": ans.letter, "correct": q.answer, "confidence": round(ans.confidence, 4),
@@ -65,7 +84,7 @@ def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines
         records.append(rec)
     elapsed = time.perf_counter() - t_start
     out = summarise(records)
-    out.update({"seed": seed, "noise": noise, "n_frames": int(episode.n_frames), "duration_s": float(episode.duration_s),
+    out.update({"seed": seed, "noise": noise, "perception": "oracle" if truth_fed is None else "truth-fed", "n_frames": int(episode.n_frames), "duration_s": float(episode.duration_s),
                 "wall_s": round(elapsed, 2), "questions": records})
     return out
 
@@ -127,12 +146,18 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"episode: seed={args.seed}, {args.minutes:g} min, {episode.n_frames} frames, "
               f"{len(episode.questions)} questions (generated in {time.perf_counter() - t0:.1f} s)")
-    print(ORACLE_NOTE.format(noise=", with seeded realistic noise" if args.noise == "realistic" else ", exact"))
-    res = evaluate_episode(episode, noise=args.noise, seed=args.seed)
+    truth_fed = None
+    if args.perception == "truth-fed":
+        truth_fed = {"depth_pose": args.depth_pose, "poses": args.poses}
+        print(TRUTH_FED_NOTE.format(depth_pose=args.depth_pose, poses=args.poses))
+    else:
+        print(ORACLE_NOTE.format(noise=", with seeded realistic noise" if args.noise == "realistic" else ", exact"))
+    res = evaluate_episode(episode, noise=args.noise, seed=args.seed, truth_fed=truth_fed)
     print(format_table(res))
     print("baselines: current_frame = a memory fed only the latest frame; chance = the expected accuracy of a "
           "uniform random choice (mean of 1 / number of options)")
-    print(f"noise={args.noise} seed={args.seed}: streamed {res['n_frames']} frames and answered "
+    label = f"noise={args.noise}" if truth_fed is None else "perception=truth-fed"
+    print(f"{label} seed={args.seed}: streamed {res['n_frames']} frames and answered "
           f"{res['n_questions']} questions in {res['wall_s']:.1f} s")
     if args.out:
         path = Path(args.out)

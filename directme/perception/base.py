@@ -7,7 +7,7 @@ frame -> DepthPoseBackend (metric depth, camera pose, intrinsics)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -106,3 +106,11 @@ class OracleEpisode(Protocol):
     (``directme.sim`` sits beside the pipeline; see docs/architecture.md)."""
 
     def oracle_perception(self, noise: str = "none", seed: int = 0) -> Perception: ...
+
+
+@runtime_checkable
+class TruthFedEpisode(Protocol):
+    """A simulator episode that runs the model pipeline with ground-truth stand-ins for its networks
+    (``directme.sim.Episode.truthfed_perception``; the 'truth-fed' backend asks the episode for it)."""
+
+    def truthfed_perception(self, options: Optional[Mapping[str, Any]] = None, seed: int = 0) -> Perception: ...

@@ -199,6 +199,13 @@ class Episode:
         NoisePreset): what the agent's 'oracle' backend asks for (directme.perception.OracleEpisode)."""
         return OraclePerception(self, noise=noise, seed=seed)
 
+    def truthfed_perception(self, options: Optional[Mapping[str, Any]] = None, seed: int = 0) -> Any:
+        """The model pipeline on this episode, each network's forward replaced by a stand-in returning the
+        ground truth in that network's format (``directme.sim.truthfed``; options: ``TruthFedConfig``)."""
+        from .truthfed.perception import TruthFedConfig, TruthFedPerception
+
+        return TruthFedPerception(self, TruthFedConfig.from_options(options, seed=seed))
+
     def questions_by_subtask(self) -> dict[str, list[Question]]:
         out: dict[str, list[Question]] = {}
         for q in self.questions:
