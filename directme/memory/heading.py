@@ -36,6 +36,8 @@ from ..geometry import Intrinsics, ground_basis
 
 from .config import HeadingConfig, MemoryConfig
 
+UNIT_TOL = 1e-6  # a saved direction whose length is within this of 1 is a unit vector (rounding), loaded as is
+
 
 def _wrap_quarter(a: float) -> float:
     """Angle modulo 90 degrees, in [-pi/4, pi/4)."""
@@ -167,10 +169,12 @@ class UpEstimator:
 
 
 def _unit(v, key: str) -> np.ndarray:
+    """A saved direction: kept bit for bit when it is a unit vector to rounding (as saved), else normalised."""
     a = np.asarray(v, dtype=np.float64)
     if a.shape != (3,) or not np.isfinite(a).all() or np.linalg.norm(a) < 1e-9:
         raise ValueError(f"{key} must be 3 finite numbers, not all zero")
-    return a / np.linalg.norm(a)
+    norm = float(np.linalg.norm(a))
+    return a if abs(norm - 1.0) <= UNIT_TOL else a / norm
 
 
 @dataclass(frozen=True)
