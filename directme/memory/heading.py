@@ -21,8 +21,7 @@ another angle, or a frame of clutter, is not drift). The reference is the wrap-s
 ``ref_frames`` structured frames. Offsets feed a scalar Kalman filter (measurement noise ``noise_deg``,
 random-walk process noise ``drift_deg_per_min``; innovations clipped at 3 sigma), and its offset is
 applied once it is at least ``min_deg`` and known to better than that. In a scene without a dominant
-structure nothing is ever applied. How it behaves on real RGB-D is in docs/memory.md and
-docs/performance.md.
+structure nothing is ever applied. How it behaves on real RGB-D is in docs/memory.md.
 """
 from __future__ import annotations
 
