@@ -56,6 +56,17 @@ def test_runner_rejects_probes_in_the_past():
         runner.run()
 
 
+class _UntypedModel(ScriptedModel):
+    def ask(self, question, t=None, options=None):
+        return super().ask(question, t, options).text  # a bare string, not an Answer
+
+
+def test_runner_refuses_a_model_that_does_not_answer_with_an_answer():
+    runner = StreamRunner(_UntypedModel(answers={"Where is the sofa now?": "B"}), iter(()))
+    with pytest.raises(InvalidInputError, match="_UntypedModel.ask returned str"):
+        runner.ask("Where is the sofa now?", 0.0, ["left", "right"])
+
+
 def test_ucsbench_open_ended_real_sample():
     path = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "qa" / "ucsbench" / "sample_qa.json"
     if not path.exists():

@@ -1,4 +1,4 @@
-"""Kinds of wording the parser reads since helper h22b's probes: a scene-setting sentence before the
+"""Kinds of wording the parser reads: a scene-setting sentence before the
 question, one room and a before/after word instead of a time clause, polite formulas, the wearer in the
 third person, options that rule a kind out. Each case stands for a kind of wording, not one sentence."""
 import pytest

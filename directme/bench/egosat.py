@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from pydantic import AliasChoices, Field
 
-from ..types import OPTION_LETTERS
+from ..types import OPTION_LETTERS, Answer
 from .annotations import (BenchEpisode, FreeText, Index, Label, Number, Options, Record, Seconds, Text,
                           check_record, iter_files, read_records, record_error)
 from .metrics import accuracy_table, is_abstention, mean, option_confidence, slope
@@ -128,14 +128,14 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     return records
 
 
-def score_sample(s: EgoSATSample, answer: Any, latency_s: float, task: str = "") -> dict:
-    letter = getattr(answer, "letter", None)
-    conf, ent, probs = option_confidence(getattr(answer, "option_scores", None), LETTERS)
+def score_sample(s: EgoSATSample, answer: Answer, latency_s: float, task: str = "") -> dict:
+    letter = answer.letter
+    conf, ent, probs = option_confidence(answer.option_scores, LETTERS)
     return {"idx": s.idx, "t_eval": s.t_eval, "task": task, "step_idx": s.step_idx, "state": s.state,
             "answer": s.answer, "pred": letter, "correct": (letter == s.answer) if s.answer else None,
             "p_cond": probs or None, "confidence": conf, "entropy": ent, "latency_s": latency_s,
-            "text": str(getattr(answer, "text", "") or ""), "question": s.question, "prompt": s.prompt,
-            "t_eval_rel": s.t_eval_rel, "flags": list(getattr(answer, "flags", ()) or ()),
+            "text": answer.text, "question": s.question, "prompt": s.prompt,
+            "t_eval_rel": s.t_eval_rel, "flags": list(answer.flags),
             "abstained": is_abstention(answer)}
 
 

@@ -8,7 +8,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..types import OPTION_LETTERS, Flag, TextEnum
+from ..types import OPTION_LETTERS, Answer, Flag, TextEnum
 
 # --- accuracy tables -------------------------------------------------------------------
 
@@ -62,10 +62,10 @@ def seed_interval(per_seed: Sequence[tuple[int, int]], level: float = 0.95, resa
     return float(lo), float(hi)
 
 
-def is_abstention(answer: Any) -> bool:
+def is_abstention(answer: Answer) -> bool:
     """Whether the model declined to answer (flag "abstained", no letter): recorded as an abstention and
     scored as wrong, never as the letter a tie-break would pick."""
-    return Flag.ABSTAINED in (getattr(answer, "flags", ()) or ())
+    return Flag.ABSTAINED in answer.flags
 
 
 # --- TeleEgo ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Mapping, Optional, Sequence
 
-from ..types import Flag, TextEnum
+from ..types import Answer, Flag, TextEnum
 from .annotations import BenchEpisode, FreeText, Record, Seconds, Text, check_record, read_records, record_error, safe_name
 from .metrics import ON_TIME, classify_response, is_abstention, mean, response_rates
 from .runner import StreamRunner
@@ -97,10 +97,8 @@ def _parse_item(q: Any, v: int, k: int, vpath: str, source: str) -> PhoItem:
                    time_type=time_type, t_q_s=t_q, t_answer_s=t_a, capability=rec.capability)
 
 
-def _is_silent(answer: Any) -> bool:
-    flags = getattr(answer, "flags", ()) or ()
-    text = str(getattr(answer, "text", "") or "").strip().lower()
-    return Flag.SILENT in flags or text in ("", "silent")
+def _is_silent(answer: Answer) -> bool:
+    return Flag.SILENT in answer.flags or answer.text.strip().lower() in ("", "silent")
 
 
 def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, Any]) -> list[dict]:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequen
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..types import Frame
+from ..types import Answer, Frame
 
 
 @runtime_checkable
@@ -26,7 +26,7 @@ class ModelUnderTest(Protocol):
 
     def observe(self, frame: Frame) -> Any: ...
 
-    def ask(self, question: str, t: Optional[float] = None, options: Optional[Sequence[str]] = None) -> Any: ...
+    def ask(self, question: str, t: Optional[float] = None, options: Optional[Sequence[str]] = None) -> Answer: ...
 
 
 @dataclass(order=True)
@@ -41,7 +41,7 @@ class Asked:
     """The answer to one question with the stream time it was asked at and the wall-clock
     latency of ``ask`` (what decision windows are checked against)."""
 
-    answer: Any
+    answer: Answer
     t_s: float
     latency_s: float
     observed_until_s: Optional[float]
@@ -75,6 +75,9 @@ class StreamRunner:
         start = time.perf_counter()
         answer = self.model.ask(question, t=t_arg, options=list(options) if options else None)
         latency = time.perf_counter() - start
+        if not isinstance(answer, Answer):
+            raise InvalidInputError(f"{type(self.model).__name__}.ask returned {type(answer).__name__}; a model under "
+                                    "test answers with a directme.types.Answer")
         return Asked(answer=answer, t_s=float(t_s), latency_s=latency, observed_until_s=self.t_observed)
 
     def run(self, end_s: Optional[float] = None, on_end: Optional[Callable[[], None]] = None) -> None:

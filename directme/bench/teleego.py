@@ -18,7 +18,7 @@ from typing import Annotated, Any, Mapping, Optional, Sequence, Union
 
 from pydantic import AliasChoices, BeforeValidator, Field
 
-from ..types import OPTION_LETTERS, TextEnum, describe
+from ..types import OPTION_LETTERS, Answer, TextEnum, describe
 from .annotations import (MAX_ANNOTATION_S, BenchEpisode, FreeText, Label, Options, Record, Seconds, Text,
                           check_record, clock_seconds, parse_clock, read_records, record_error)
 from .metrics import (accuracy_table, is_abstention, mean, memory_persistence_s, parse_letters, real_time_correct,
@@ -202,15 +202,14 @@ def _to_bool(x: Any) -> Optional[bool]:
 # --- protocol -----------------------------------------------------------------------------
 
 
-def is_correct(item: TeleEgoItem, answer: Any, judge: Any = None) -> bool:
-    text = str(getattr(answer, "text", "") or "")
-    letter = getattr(answer, "letter", None)
+def is_correct(item: TeleEgoItem, answer: Answer, judge: Any = None) -> bool:
+    text, letter = answer.text, answer.letter
     if is_abstention(answer):
         return False  # no answer: wrong, whatever its text contains
     if item.qa_type == QaType.MC_SINGLE:
         return letter is not None and (letter,) == item.gold
     if item.qa_type == QaType.MC_MULTI:
-        letters = parse_letters(getattr(answer, "raw_output", "") or text, OPTION_LETTERS[: len(item.options)])
+        letters = parse_letters(answer.raw_output or text, OPTION_LETTERS[: len(item.options)])
         if not letters and letter:
             letters = [letter]
         return tuple(sorted(letters)) == item.gold

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Mapping, Optional, Sequence
 from pydantic import AliasChoices, BeforeValidator, Field
 
 from ..errors import InvalidInputError
-from ..types import OPTION_LETTERS, Question
+from ..types import OPTION_LETTERS, Answer, Question
 from .annotations import (BenchEpisode, FreeText, Index, Label, Record, Text, _options, check_record, clock_seconds,
                           iter_files, read_records, record_error)
 from .metrics import accuracy_table, is_abstention, relation_terms
@@ -164,10 +164,9 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     return records
 
 
-def score_question(q: Question, answer: Any, latency_s: float, judge: Any = None) -> dict:
+def score_question(q: Question, answer: Answer, latency_s: float, judge: Any = None) -> dict:
     """One prediction record: the letter (multiple choice) or text, and whether it is right."""
-    letter = getattr(answer, "letter", None)
-    text = str(getattr(answer, "text", "") or "")
+    letter, text = answer.letter, answer.text
     abstained = is_abstention(answer)
     reference = q.meta.get("reference")
     correct: Optional[bool]
@@ -184,7 +183,7 @@ def score_question(q: Question, answer: Any, latency_s: float, judge: Any = None
     return {"qid": q.qid, "t_s": q.t_s, "question": q.text, "options": list(q.options),
             "answer_label": q.answer, "reference": reference, "pred_letter": letter, "pred_text": text,
             "correct": correct, "scored_by": scored_by, "category": q.category, "subcategory": q.subtask,
-            "qtype": q.qtype, "latency_s": latency_s, "flags": list(getattr(answer, "flags", ()) or ()),
+            "qtype": q.qtype, "latency_s": latency_s, "flags": list(answer.flags),
             "abstained": abstained}
 
 

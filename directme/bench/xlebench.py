@@ -26,7 +26,7 @@ from typing import Annotated, Any, Mapping, Optional, Sequence
 
 from pydantic import BeforeValidator
 
-from ..types import OPTION_LETTERS, TextEnum
+from ..types import OPTION_LETTERS, Answer, TextEnum
 from .annotations import (BenchEpisode, FreeText, Label, Record, Seconds, Text, _option, check_record, clock_seconds,
                           read_records, record_error, safe_name)
 from .metrics import mean, pairwise_order_accuracy, parse_letters, recall_at_k
@@ -148,9 +148,9 @@ def _parse_query(q: Any, k: int, source: str, where: str, duration_s: Optional[f
     return XLeQuery(qid, task, rec.query, reference=rec.reference)
 
 
-def spans_from_answer(answer: Any, pad_s: float = 1.0) -> list[tuple[float, float]]:
+def spans_from_answer(answer: Answer, pad_s: float = 1.0) -> list[tuple[float, float]]:
     """Ranked [start, end] spans named in the answer text, else taken from its evidence."""
-    text = str(getattr(answer, "text", "") or "")
+    text = answer.text
     spans = []
     for a, b in _SPAN.findall(text):
         try:
@@ -160,8 +160,8 @@ def spans_from_answer(answer: Any, pad_s: float = 1.0) -> list[tuple[float, floa
         spans.append((min(s, e), max(s, e)))
     if spans:
         return spans
-    for ev in getattr(answer, "evidence", ()) or ():
-        times = [float(t) for t in (getattr(ev, "times_s", ()) or ())]
+    for ev in answer.evidence:
+        times = [float(t) for t in ev.times_s]
         if times:
             spans.append((min(times) - (pad_s if len(times) == 1 else 0.0),
                           max(times) + (pad_s if len(times) == 1 else 0.0)))
@@ -198,8 +198,8 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     return records
 
 
-def score_query(q: XLeQuery, answer: Any, k: int = 5, thr: float = 0.3, judge: Any = None) -> dict:
-    text = str(getattr(answer, "text", "") or "")
+def score_query(q: XLeQuery, answer: Answer, k: int = 5, thr: float = 0.3, judge: Any = None) -> dict:
+    text = answer.text
     rec: dict[str, Any] = {"qid": q.qid, "task": q.task, "query": q.query, "text": text}
     if q.task == XLeTask.TEMPORAL_LOCALIZATION:
         spans = spans_from_answer(answer)
@@ -208,7 +208,7 @@ def score_query(q: XLeQuery, answer: Any, k: int = 5, thr: float = 0.3, judge: A
         n = count_from_text(text)
         rec.update(pred=n, answer=q.count, correct=n == q.count, abs_error=abs(n - q.count) if n is not None else None)
     elif q.task == XLeTask.SUMMARY_ORDERING:
-        order = parse_letters(getattr(answer, "raw_output", "") or text, OPTION_LETTERS[: len(q.events)])
+        order = parse_letters(answer.raw_output or text, OPTION_LETTERS[: len(q.events)])
         rec.update(pred=order, answer=list(q.order), correct=tuple(order) == q.order,
                    pairwise=pairwise_order_accuracy(order, q.order))
     else:

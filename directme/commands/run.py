@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..types import OPTION_LETTERS, Flag
+from ..types import OPTION_LETTERS, Answer, Flag
 from .run_questions import Ask, collect_questions, parse_time
 from .run_source import GeometryCheck, configure, open_source
 
@@ -147,7 +147,7 @@ class Runner:
         self._bar.update(1)
         self._bar.set_postfix(objects=self.n_objects, t=f"{frame.t_s:.1f}s", refresh=False)
 
-    def ask(self, question: str, t: Optional[float] = None, options: Optional[Sequence[str]] = None) -> Any:
+    def ask(self, question: str, t: Optional[float] = None, options: Optional[Sequence[str]] = None) -> Answer:
         return self.agent.ask(question, t=t, options=options)
 
     def _unseen(self, frames: Iterable[Any], check: GeometryCheck) -> Iterator[Any]:

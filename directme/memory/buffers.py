@@ -1,7 +1,8 @@
-"""Append-only numpy columns with amortised growth (compact per-observation logs)."""
+"""Append-only numpy columns with amortised growth (compact per-observation logs), and the canonical form of
+arrays written to a save."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -57,3 +58,17 @@ class GrowArray:
         g._buf[: len(a)] = a
         g._n = len(a)
         return g
+
+
+def canonical_nans(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` with every NaN of a float array replaced by its dtype's one quiet NaN (other values untouched):
+    NaNs arising from different operations differ in their sign and payload bits, and a save must hold the
+    same bytes for the same state, so that ``load(save(x))`` gives ``x``'s state bit for bit."""
+    out = {}
+    for key, a in arrays.items():
+        if a.dtype.kind == "f" and a.size:
+            nan = np.isnan(a)
+            if nan.any():
+                a = np.where(nan, a.dtype.type(np.nan), a)
+        out[key] = a
+    return out

@@ -12,6 +12,7 @@ import numpy as np
 from .._atomic import StateError
 from ..types import FramePerception
 from .association import Obs, co_observed
+from .buffers import canonical_nans
 from .config import MemoryConfig
 from .ego_log import EgoLog
 from .heading import HeadingTracker, UpEstimator
@@ -166,8 +167,8 @@ class DriftCorrector:
                 "recent_corrections": [[t, C.tolist()] for t, C in self.recent]}
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"scan_hits": self.scan.grid.hits, "scan_first_s": self.scan.grid.first_s,
-                "up_normals": self.vertical_est.to_array()}
+        return canonical_nans({"scan_hits": self.scan.grid.hits, "scan_first_s": self.scan.grid.first_s,
+                               "up_normals": self.vertical_est.to_array()})
 
     @staticmethod
     def from_state(cfg: MemoryConfig, meta: dict[str, Any], arrays: Optional[dict[str, np.ndarray]] = None) -> "DriftCorrector":

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._atomic import StateError, column
 from ..geometry import Intrinsics, nearest_ground_distance_m
-from .buffers import GrowArray
+from .buffers import GrowArray, canonical_nans
 from .snapshot import EgoTrack
 
 K_UNKNOWN = np.zeros(6, np.float32)  # intrinsics row of frames saved before they were logged
@@ -77,7 +77,7 @@ class EgoLog:
         arrays = {"ego_t": self.t.to_array(), "ego_T": self.T.to_array(), "ego_frame": self.frame.to_array(),
                   "ego_tag": self.tag.to_array(), "ego_K": self.K.to_array(),
                   "ego_path": np.array(self.path_m, np.float64)}
-        return meta, arrays
+        return meta, canonical_nans(arrays)
 
     @staticmethod
     def from_state(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> "EgoLog":

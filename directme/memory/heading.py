@@ -21,8 +21,7 @@ another angle, or a frame of clutter, is not drift). The reference is the wrap-s
 ``ref_frames`` structured frames. Offsets feed a scalar Kalman filter (measurement noise ``noise_deg``,
 random-walk process noise ``drift_deg_per_min``; innovations clipped at 3 sigma), and its offset is
 applied once it is at least ``min_deg`` and known to better than that. In a scene without a dominant
-structure nothing is ever applied. How it behaves on real RGB-D is in docs/memory.md and
-docs/performance.md.
+structure nothing is ever applied. How it behaves on real RGB-D is in docs/memory.md.
 """
 from __future__ import annotations
 
@@ -35,6 +34,8 @@ import numpy as np
 from ..geometry import Intrinsics, ground_basis
 
 from .config import HeadingConfig, MemoryConfig
+
+UNIT_TOL = 1e-6  # a saved direction whose length is within this of 1 is a unit vector (rounding), loaded as is
 
 
 def _wrap_quarter(a: float) -> float:
@@ -167,10 +168,12 @@ class UpEstimator:
 
 
 def _unit(v, key: str) -> np.ndarray:
+    """A saved direction: kept bit for bit when it is a unit vector to rounding (as saved), else normalised."""
     a = np.asarray(v, dtype=np.float64)
     if a.shape != (3,) or not np.isfinite(a).all() or np.linalg.norm(a) < 1e-9:
         raise ValueError(f"{key} must be 3 finite numbers, not all zero")
-    return a / np.linalg.norm(a)
+    norm = float(np.linalg.norm(a))
+    return a if abs(norm - 1.0) <= UNIT_TOL else a / norm
 
 
 @dataclass(frozen=True)

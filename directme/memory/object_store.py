@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._atomic import StateError, column
+from .buffers import canonical_nans
 from .config import MemoryConfig
 from .keyframes import ImageStore
 from .objects import KeyframeEntry, ObjectRecord
@@ -129,7 +130,7 @@ class ObjectStore:
             arrays[f"obj/{name}/len"] = np.array([len(p) for p in parts], np.int64)
             if parts:
                 arrays[f"obj/{name}/data"] = np.concatenate(parts)
-        return meta, arrays
+        return meta, canonical_nans(arrays)
 
     def image_arrays(self) -> dict[str, np.ndarray]:
         return {str(k): np.frombuffer(v, np.uint8) for k, v in self.images.images.items()}

@@ -23,7 +23,7 @@ below ``reloc_min_shift_m`` / 1 degree are never applied; every pair's offset mu
 distance walked since its landmark was seen; an equally supported, different correction means an ambiguous
 layout and nothing is done. Landmark offsets are centre to centre, so partial views of large landmarks (a
 view cut by the image border: its centre off the object's) can agree on a correction even at exact poses
-(docs/performance.md, thirteenth session).
+(seen on simulator episodes with exact poses: corrections of 0.07-0.51 m in 10 minutes).
 """
 from __future__ import annotations
 

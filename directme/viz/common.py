@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from ..geometry import EgoFrame, Pose
+from ..types import Answer, Flag
 
 
 def to_ground(points_w: np.ndarray, basis: np.ndarray) -> np.ndarray:
@@ -35,10 +36,10 @@ def graph_edges(snapshot: Any) -> Iterator[tuple[str, str, np.ndarray, np.ndarra
             yield str(u), str(v), pu, pv
 
 
-def answer_targets(snapshot: Any, answer: Any) -> list[str]:
+def answer_targets(snapshot: Any, answer: Answer) -> list[str]:
     """Object / place node ids in ``answer.evidence`` that exist in the snapshot (order kept)."""
     ids: list[str] = []
-    for ev in getattr(answer, "evidence", ()) or ():
+    for ev in answer.evidence:
         nid = str(ev.node_id)
         if nid not in ids and node_position(snapshot, nid) is not None:
             ids.append(nid)
@@ -75,12 +76,12 @@ def labels_of(snapshot: Any, ids: Sequence[str]) -> list[str]:
     return out
 
 
-def answer_line(answer: Any) -> str:
+def answer_line(answer: Answer) -> str:
     """The answer as one line: "(B) text", unless the text already starts with its letter; an answer from a
     model with random weights says so ("[RANDOM WEIGHTS: meaningless]")."""
-    letter = getattr(answer, "letter", None)
-    text = " ".join(str(answer.text).split())
-    if "random_weights" in (getattr(answer, "flags", ()) or ()):
+    letter = answer.letter
+    text = " ".join(answer.text.split())
+    if Flag.RANDOM_WEIGHTS in answer.flags:
         text += " [RANDOM WEIGHTS: meaningless]"
     if not letter or re.match(rf"^\(?{re.escape(letter)}[.):]", text):
         return text
