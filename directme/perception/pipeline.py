@@ -46,7 +46,7 @@ REGISTRY: dict[str, dict[str, str]] = {
 
 PRESETS: dict[str, dict[str, Any]] = {
     # the paper's pipeline (needs weights; a GPU for real time)
-    "default": {"depth_pose": {"name": "da3", "preset": "da3-large"},
+    "default": {"depth_pose": {"name": "da3", "preset": "da3-large", "metric_scale": "da3metric-large"},
                 "detector": {"name": "grounding_dino", "model": "tiny"},
                 "tracker": {"name": "sam2", "model": "tiny"}, "scene_tagger": {"name": "clip"}},
     # RGB-D input (7-Scenes, TUM, ScanNet): sensor depth, odometry poses
