@@ -324,6 +324,13 @@ def canonical_to_metric(depth: np.ndarray, K_processed: list[Intrinsics]) -> np.
     return apply_metric_scaling(torch.from_numpy(np.ascontiguousarray(depth, np.float32))[None], K)[0].numpy()
 
 
+def metres_summary() -> str:
+    """Which presets give metres, in one line (`directme doctor`)."""
+    return ("da3nested-giant-large (depth+poses); da3-small/base/large/giant with metric_scale da3metric-large "
+            "(the default) or given poses; da3metric-large with given poses; da3mono-large with given poses and "
+            "depth; otherwise up to scale, flagged")
+
+
 def _depth_only_message(preset: str) -> str:
     return (f"da3 preset {preset!r} predicts depth only (no camera head): give a pose with each frame (device "
             "poses, or a TUM / Aria MPS trajectory via the reader or the 'trajectory' option) and pose_source "
