@@ -144,7 +144,7 @@ class PerceptionPipeline:
                     f"({frame.source}) of size {frame.shape_hw}; the backend must resize to the input resolution")
             full = dataclasses.replace(frame, depth_m=dp.depth_m, T_world_cam=dp.T_world_cam,
                                        intrinsics=dp.intrinsics)
-            fp = FramePerception(full, instances, tag, score if tag is not None else 1.0)
+            fp = FramePerception(full, instances, tag, score if tag is not None else 1.0, metric=dp.metric)
             if self.validate:
                 fp.validate()
             out.append(fp)
