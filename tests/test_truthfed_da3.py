@@ -114,7 +114,7 @@ def test_truthfed_da3_given_poses_first_chunk_without_baseline(episode, metric_m
 
 def test_truthfed_da3metric_with_given_poses_gives_metres(episode, metric_model) -> None:
     truth = TruthSource(episode)
-    be = _depth_only_backend("da3metric-large", metric_model, truth)
+    be = _backend_around("da3metric-large", metric_model, truth)
     out = _stream(be, truth, [dataclasses.replace(episode.frame(i), depth_m=None) for i in range(6)])
     depth_err, centre_err = _errors(out, episode, world_is_first_camera=False)
     assert depth_err < 5e-3 and centre_err < 1e-9 and all(dp.metric for _, dp in out)
@@ -126,7 +126,7 @@ def test_truthfed_da3mono_scaled_per_frame_to_given_depth(episode, metric_model)
 
     rng = np.random.default_rng(0)
     truth = TruthSource(episode)
-    be = _depth_only_backend("da3mono-large", metric_model, truth)  # same architecture as da3metric-large
+    be = _backend_around("da3mono-large", metric_model, truth)  # same architecture as da3metric-large
     frames = []
     for i in range(6):
         f = episode.frame(i)
@@ -140,19 +140,32 @@ def test_truthfed_da3mono_scaled_per_frame_to_given_depth(episode, metric_model)
         _stream(be, truth, [dataclasses.replace(episode.frame(0), depth_m=None)])
 
 
-def _depth_only_backend(preset: str, model, truth):
-    """A depth-only preset's backend around the already built vitl model (building another costs seconds)."""
+def _backend_around(preset: str, model, truth, chunk_size: int = 3, overlap: int = 1, **kw):
+    """A ``preset`` backend around an already built model (building another costs seconds; the stand-in
+    replaces its network's forward, so only the preset's output conventions matter)."""
     from directme.perception import da3
 
     real = da3.load_da3
     da3.load_da3 = lambda *a, **k: model
     try:
-        be = da3.DepthAnything3Backend(preset, weights="random", device="cpu", chunk_size=3, overlap=1,
-                                       process_res=280)
+        be = da3.DepthAnything3Backend(preset, weights="random", device="cpu", chunk_size=chunk_size,
+                                       overlap=overlap, process_res=280, **kw)
     finally:
         da3.load_da3 = real
     install(be, truth)
     return be
+
+
+def test_truthfed_da3nested_gives_metres_on_a_plain_video(episode) -> None:
+    """The nested preset gives each chunk in metres (its own reference view): no other evidence needed."""
+    from directme.perception.da3 import import_da3, load_da3
+
+    truth = TruthSource(episode)
+    small = load_da3(import_da3(), "da3-small", "random", "cpu", True)  # stands for the giant network
+    be = _backend_around("da3nested-giant-large", small, truth, chunk_size=8, overlap=2, pose_source="model")
+    out = _stream(be, truth, [dataclasses.replace(f, depth_m=None, T_world_cam=None) for f in episode.frames()])
+    depth_err, centre_err = _errors(out, episode)
+    assert depth_err < 5e-3 and centre_err < 1e-3 and all(dp.metric for _, dp in out)
 
 
 @pytest.mark.slow
