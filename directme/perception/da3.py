@@ -57,13 +57,6 @@ CANONICAL_METRIC = frozenset({"da3metric-large"})  # raw output * focal_px / 300
 RELATIVE = frozenset({"da3mono-large"})  # relative depth per image: scaled per frame to given depth
 METRIC_CHUNKS = frozenset({"da3nested-giant-large"})  # each chunk's depth and poses in metres
 METRIC_SCALE_MODELS = frozenset(CANONICAL_METRIC)  # models usable as ``metric_scale``
-# what comes out in metres, per preset (docs/backends.md, `directme doctor`)
-METRES = {"da3-small": "depth+poses in metres with metric_scale or given poses, else up to scale (flagged)",
-          "da3nested-giant-large": "depth+poses in metres",
-          "da3metric-large": "depth in metres; poses must be given",
-          "da3mono-large": "depth scaled per frame to given depth_m; poses must be given"}
-for _p in ("da3-base", "da3-large", "da3-giant"):
-    METRES[_p] = METRES["da3-small"]
 POSE_SOURCES = tuple(s.value for s in PoseSource)  # ("auto", "model", "given")
 
 
@@ -126,9 +119,11 @@ class DepthAnything3Backend:
                                     f"chunk_size={chunk_size}")
         if pose_source not in POSE_SOURCES:
             raise InvalidInputError(f"da3 pose_source must be one of {POSE_SOURCES}, got {pose_source!r}")
-        if metric_scale is not None and (metric_scale not in METRIC_SCALE_MODELS or preset in DEPTH_ONLY | METRIC_CHUNKS):
+        if metric_scale is not None and (metric_scale not in METRIC_SCALE_MODELS
+                                         or preset in DEPTH_ONLY | METRIC_CHUNKS):
             raise InvalidInputError(f"da3 metric_scale must be one of {sorted(METRIC_SCALE_MODELS)} and only with an "
-                                    f"up-to-scale preset (da3-small/base/large/giant), got {metric_scale!r} for {preset!r}")
+                                    "up-to-scale preset (da3-small/base/large/giant), got "
+                                    f"{metric_scale!r} for {preset!r}")
         if metric_frames < 1:
             raise InvalidInputError(f"da3 metric_frames must be >= 1, got {metric_frames}")
         pose_source = PoseSource(pose_source)

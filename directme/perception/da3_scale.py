@@ -19,7 +19,8 @@ from ..errors import BackendError, InvalidInputError
 from .alignment import sim3_matrix, umeyama
 
 
-def depth_ratio(num: list[np.ndarray], den: list[np.ndarray], valid: Optional[list[np.ndarray]] = None) -> Optional[float]:
+def depth_ratio(num: list[np.ndarray], den: list[np.ndarray],
+                valid: Optional[list[np.ndarray]] = None) -> Optional[float]:
     """Median per-pixel ratio num / den over pixels where both are positive (and ``valid``); None if none."""
     ratios = []
     for i, (a, b) in enumerate(zip(num, den)):

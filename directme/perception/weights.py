@@ -136,7 +136,8 @@ def describe(spec_or_repo: Union[WeightSpec, str], path: Optional[PathLike] = No
         return f"not found (fetch: {hint})"
 
 
-def load_state_checked(model, checkpoint: PathLike, what: str, max_missing_fraction: float = 0.5) -> tuple[list[str], list[str]]:
+def load_state_checked(model, checkpoint: PathLike, what: str,
+                       max_missing_fraction: float = 0.5) -> tuple[list[str], list[str]]:
     """Load a ``.safetensors`` / torch checkpoint into ``model`` and say what did not match.
 
     Missing and unexpected parameter names are logged (a warning naming each, up to 20, and the count);
