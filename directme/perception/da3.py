@@ -237,9 +237,11 @@ class DepthAnything3Backend:
             own = frame.intrinsics or Intrinsics.from_fov(frame.shape_hw[1], frame.shape_hw[0], self.hfov_deg)
             return own.resized(w_p, h_p)
 
-    def _metric_evidence(self, frames: list[Frame], depth: np.ndarray, K_p: list[Intrinsics]) -> Optional[float]:
+    def _metric_evidence(self, frames: list[Frame], depth: np.ndarray, K_p: list[Intrinsics],
+                         conf: Optional[np.ndarray] = None) -> Optional[float]:
         """Chunk units -> metres from the metric model on keyframes of the chunk's new frames (None without one):
-        median ratio of its metric depth (canonical * focal / 300, the chunk's focal) to the chunk's depth."""
+        median ratio of its metric depth (canonical * focal / 300, the chunk's focal) to the chunk's depth, on
+        pixels that are not sky and, as DA3's nested model does, whose chunk confidence is at least the median."""
         if self.preset in METRIC_CHUNKS:
             return 1.0
         if self.metric_model is None:
@@ -249,7 +251,10 @@ class DepthAnything3Backend:
         metric = canonical_to_metric(np.asarray(pred.depth, np.float32), [K_p[j] for j in keys])
         if metric.shape[1:] != depth.shape[1:]:
             raise BackendError(f"da3: metric model depth {metric.shape[1:]} != chunk depth {depth.shape[1:]}")
-        valid = None if pred.sky is None else [~np.asarray(s, bool) for s in pred.sky]
+        valid = [np.ones(depth.shape[1:], bool) if pred.sky is None else ~np.asarray(pred.sky[i], bool)
+                 for i in range(len(keys))]
+        if conf is not None:
+            valid = [v & (conf[j] >= np.median(conf[j])) for v, j in zip(valid, keys)]
         return depth_ratio(list(metric), [depth[j] for j in keys], valid)
 
     def _chain(self, pred: Any, depth: np.ndarray, frames: list[Frame],
@@ -257,7 +262,7 @@ class DepthAnything3Backend:
         """DA3's chunk poses mapped into the stream's world frame by the overlap Sim(3), its scale reconciled
         with the chunk's metric evidence."""
         T_chunk = _cam_to_chunk(pred)
-        evidence = self._metric_evidence(frames, depth, K_p)
+        evidence = self._metric_evidence(frames, depth, K_p, pred.conf)
         if self._S is None:
             self._S = first_chunk_to_world(T_chunk[0], self.scale.next(None, evidence))
         else:
@@ -274,7 +279,7 @@ class DepthAnything3Backend:
         c_pred = np.array([T[:3, 3] for T in _cam_to_chunk(pred)])
         evidence = centre_spread_scale(c_pred, np.array([T[:3, 3] for T in T_world]), self.min_baseline_m)
         if evidence is None:
-            evidence = self._metric_evidence(frames, depth, K_p)
+            evidence = self._metric_evidence(frames, depth, K_p, pred.conf)
         chained = overlap_depth_ratio([k[1] for k in self._kept], list(depth[:self._done])) if self._done else None
         return self.scale.next(chained, evidence)
 
