@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
@@ -98,6 +99,7 @@ class Agent:
         self._first_t: Optional[float] = None
         self._last_t: Optional[float] = None  # latest time integrated into memory
         self._last_input_t: Optional[float] = None  # latest frame time given to observe()
+        self._scale_known = True  # every frame in memory came in metres (FramePerception.metric)
         if self._perception is not None:
             self._perception.reset()
 
@@ -144,9 +146,16 @@ class Agent:
 
     def _integrate(self, fp: FramePerception) -> int:
         self.memory.update(fp)
+        self._scale_known = self._scale_known and fp.metric
         self._first_t = fp.t_s if self._first_t is None else self._first_t
         self._last_t = fp.t_s if self._last_t is None else max(self._last_t, fp.t_s)
         return 1
+
+    @property
+    def scale_known(self) -> bool:
+        """Whether memory is in metres: False once a frame came up to an unknown scale (e.g. DA3 without
+        metric evidence); answers stating or using lengths then carry ``Flag.UNKNOWN_SCALE``."""
+        return self._scale_known
 
     @property
     def latest_t(self) -> Optional[float]:
@@ -189,6 +198,8 @@ class Agent:
                             max_keyframes=q.max_keyframes, just_now_s=q.just_now_s, image_loader=loader,
                             parser=q.parser, rooms=q.rooms)
         answer = self.answerer.answer(ctx)
+        if not self._scale_known:
+            answer = _flag_unknown_scale(answer, ctx.intent.kind if ctx.intent is not None else "")
         if len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places and Flag.EMPTY_MEMORY not in answer.flags:
             from dataclasses import replace
 
@@ -238,6 +249,21 @@ class Agent:
         agent.memory = memory
         agent._first_t, agent._last_t, agent._last_input_t = times
         return agent
+
+
+# question kinds whose answers state or use lengths (distances, arm's reach, distances walked, moved objects)
+SCALE_KINDS = frozenset({"distance", "reachability", "my_trajectory", "object_trajectory"})
+_LENGTH = re.compile(r"\b\d+(?:\.\d+)?\s?(?:m|cm|mm|km|metres?|meters?|centimetres?|centimeters?)\b", re.I)
+
+
+def _flag_unknown_scale(answer: Answer, kind: str) -> Answer:
+    """``answer`` flagged ``unknown_scale`` and saying so, when it states or uses a length."""
+    from dataclasses import replace
+
+    if Flag.UNKNOWN_SCALE in answer.flags or (kind not in SCALE_KINDS and not _LENGTH.search(answer.text)):
+        return answer
+    note = " (Lengths are up to an unknown scale: the depth came without metric evidence.)"
+    return replace(answer, text=answer.text + note, flags=answer.flags + (Flag.UNKNOWN_SCALE,))
 
 
 def _configured_random(config: AgentConfig) -> tuple[str, ...]:

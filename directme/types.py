@@ -42,6 +42,7 @@ class Flag(TextEnum):
     MLLM_FAILED = "mllm_failed"  # the policy's MLLM failed: the geometric answer stands
     ABSTAINED = "abstained"  # no answer (letter None): unsure parse, a question for an MLLM, or no evidence
     RANDOM_WEIGHTS = "random_weights"  # a perception or answerer model runs with random weights: meaningless
+    UNKNOWN_SCALE = "unknown_scale"  # states or uses lengths, but memory's depth and poses are up to an unknown scale
 
 
 @dataclass(frozen=True)
@@ -326,6 +327,7 @@ class FramePerception:
     instances: tuple[InstanceObservation, ...] = ()
     scene_tag: Optional[str] = None
     scene_tag_score: float = 1.0
+    metric: bool = True  # False: depth and pose translation are up to an unknown scale (no metric evidence)
 
     def __post_init__(self) -> None:
         if not isinstance(self.frame, Frame):

@@ -48,6 +48,8 @@ def test_doctor_da3_one_line_and_weights_of_default_preset(capsys) -> None:
     line = lines[0]
     assert line.startswith("depth_pose da3") and "random-weight build+forward ok" in line
     assert "built da3-small" in line and "weights: da3-large (default preset)" in line
+    assert "da3metric-large (its metric scale)" in line  # the default pipeline's metric model
+    assert "| metres: da3nested-giant-large (depth+poses)" in line and "otherwise up to scale, flagged" in line
 
 
 # --- the verdict --------------------------------------------------------------------------------

@@ -56,13 +56,19 @@ def _run_depth_pose(cfg: dict, n: int = 2) -> str:
 
 
 def _da3_weights() -> str:
-    """Weights of the da3 preset the pipeline uses by default (the check builds a small one)."""
+    """Weights of the da3 presets the pipeline uses by default (the check builds a small one), and which
+    presets give metres."""
     from ..perception import weights as w
     from ..perception.da3 import PRESETS as DA3_REPOS
+    from ..perception.da3 import metres_summary
     from ..perception.pipeline import PRESETS
 
-    preset = PRESETS["default"]["depth_pose"]["preset"]
-    return f"{preset} (default preset): {w.describe(DA3_REPOS[preset])}"
+    cfg = PRESETS["default"]["depth_pose"]
+    preset, metric = cfg["preset"], cfg.get("metric_scale")
+    found = f"{preset} (default preset): {w.describe(DA3_REPOS[preset])}"
+    if metric:
+        found += f"; {metric} (its metric scale): {w.describe(DA3_REPOS[metric])}"
+    return f"{found} | metres: {metres_summary()}"
 
 
 def _run_detector(cfg: dict) -> str:

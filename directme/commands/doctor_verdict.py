@@ -60,11 +60,13 @@ def weight_sets() -> list[WeightSet]:
     from ..perception.scene_tag import CLIP_REPO
     from ..perception.weights import WeightSpec, hf_download
 
-    da3 = PRESETS["default"]["depth_pose"]["preset"]
+    da3, da3_metric = PRESETS["default"]["depth_pose"]["preset"], PRESETS["default"]["depth_pose"]["metric_scale"]
     _, sam2_repo, sam2_file = SAM2["tiny"]
     sam2 = WeightSpec(sam2_file, sam2_repo)
     return [
         WeightSet("da3", f"depth_pose da3 ({da3}, default preset)", _hf_dir(DA3[da3]), hf_download(DA3[da3])),
+        WeightSet("da3_metric", f"depth_pose da3 metres ({da3_metric})", _hf_dir(DA3[da3_metric]),
+                  hf_download(DA3[da3_metric])),
         WeightSet("grounding_dino", "detector grounding_dino (tiny)", _hf_dir(GDINO["tiny"]),
                   hf_download(GDINO["tiny"])),
         WeightSet("grounding_dino_ida", "detector grounding_dino_ida (tiny checkpoint)",
@@ -164,7 +166,8 @@ def _runs_now(m: Machine) -> list[str]:
     else:
         lines.append("Aria recordings: not readable (pip install 'directme[perception]' for projectaria-tools)")
     if "da3" in have and "depth_anything_3" in m.installed and "av" in m.installed:
-        lines.append(f"videos and image folders: depth and pose from DA3; {sensors}")
+        scale = "in metres" if "da3_metric" in have else "up to an unknown scale (answers flagged; the metric model gives metres)"
+        lines.append(f"videos and image folders: depth and pose from DA3 {scale}; {sensors}")
     else:
         lines.append("videos and image folders: nothing (depth and camera pose need the DA3 weights)")
     lines.append("questions the geometric answerer does not understand: " +

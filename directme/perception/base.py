@@ -26,12 +26,14 @@ class PoseSource(TextEnum):
 
 @dataclass(frozen=True, eq=False)
 class DepthPose:
-    """Metric depth (H, W) at the INPUT frame's resolution, camera-to-world pose and intrinsics."""
+    """Metric depth (H, W) at the INPUT frame's resolution, camera-to-world pose and intrinsics.
+    ``metric`` False: depth and pose translation are up to an unknown scale (no metric evidence yet)."""
 
     depth_m: np.ndarray
     T_world_cam: Pose
     intrinsics: Intrinsics
     confidence: Optional[np.ndarray] = None
+    metric: bool = True
 
 
 @dataclass(frozen=True, eq=False)

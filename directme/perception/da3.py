@@ -1,23 +1,26 @@
-"""Depth Anything 3: depth + camera poses from RGB, streamed over a long video in chunks.
+"""Depth Anything 3: depth + camera poses from RGB, streamed over a long video in chunks, in metres.
 
-Frames are buffered into chunks of ``chunk_size`` that overlap the previous chunk by
-``overlap`` frames. Each chunk is one multi-view DA3 forward pass, expressed in its own
-frame and scale; it is mapped into the stream's world frame (first camera = identity) by a
-Sim(3) fitted on the overlap frames: scale = median ratio of the already-emitted depth to
-the new depth on the overlap pixels, rotation = chordal mean of R_prev R_new^T, translation
-from the camera centres (Umeyama on the centres when they span enough). Depth and intrinsics
-come back at DA3's processed resolution and are resized to the input resolution here.
+Frames are buffered into chunks of ``chunk_size`` that overlap the previous chunk by ``overlap``
+frames. Each chunk is one multi-view DA3 forward pass, expressed in its own frame (DA3's reference
+view) and its own scale; it is mapped into the stream's world frame (first camera = identity) by a
+Sim(3) fitted on the overlap frames (rotation: chordal mean / Umeyama on the camera centres). Depth
+and intrinsics come back at DA3's processed resolution and are resized to the input resolution here.
 
-Poses given with the frames (device poses, an Aria MPS / TUM trajectory; ``pose_source``
-"given", or "auto" when the first chunk carries poses) replace DA3's: each chunk's depth is
-scaled to the given poses (ratio of the camera-centre spreads, given / predicted, when the
-given centres span ``min_baseline_m``; else the overlap depth ratio to the previous chunk).
+Metres (da3_scale.py): each chunk's scale blends the scale chained through the overlap (consistent
+with what was already emitted) with the chunk's own metric evidence, so it cannot drift:
+- da3nested-giant-large: DA3 gives each chunk in metres (evidence 1);
+- da3-small/base/large/giant with ``metric_scale="da3metric-large"`` (the default pipeline): that
+  metric model runs on ``metric_frames`` keyframes of each chunk; evidence = median ratio of its
+  metric depth (DA3's rule: canonical * focal_px / 300) to the chunk's depth;
+- given poses (device poses, a TUM / Aria MPS trajectory; ``pose_source`` "given", or "auto" when the
+  first chunk carries poses): evidence = ratio of the camera-centre spreads, given / predicted, when
+  the given centres span ``min_baseline_m`` (else the metric model's, if configured).
+Until a stream has evidence its depth and poses are up to scale (times ``depth_scale``) and every
+DepthPose says so (``metric=False``); the first evidence is then adopted whole.
 
-Presets: da3-small/base/large/giant predict depth + pose (up to scale); da3nested-giant-large
-gives metres; da3mono-large (relative depth) and da3metric-large (canonical depth, converted
-to metres with DA3's own rule: focal_px * raw / 300 at the processed resolution) predict
-depth only, so they need given poses, and use the frame's intrinsics (or ``hfov_deg``).
-For up-to-scale output the first chunk's scale is kept (set ``depth_scale`` if it is known).
+Depth-only presets need given poses and use the frame's intrinsics (or ``hfov_deg``):
+da3metric-large gives metres (canonical depth converted as above); da3mono-large gives relative
+depth per image, so it runs only on frames carrying metric depth (``depth_m``), scaled per frame.
 """
 from __future__ import annotations
 
@@ -30,20 +33,30 @@ import numpy as np
 
 from .._compat.device import resolve_device
 from .._compat.torchvision_cpu import import_torch_stack
-from ..errors import BackendError, InvalidInputError
+from ..errors import BackendError, InvalidInputError, MissingWeightsError
 from ..geometry import Intrinsics, Pose
 from ..types import Frame
-from .alignment import sim3_matrix, umeyama
 from .base import DepthPose, PoseSource
+from .da3_scale import (ScaleKeeper, apply_sim3, centre_spread_scale, depth_ratio, first_chunk_to_world,
+                        fit_chunk_to_world, overlap_depth_ratio, per_frame_scale)
 from .given import GivenDepthPose
-from .weights import RANDOM, find_hf_model_dir
+from .weights import RANDOM, find_hf_model_dir, load_state_checked
 
+__all__ = ["DepthAnything3Backend", "apply_sim3", "centre_spread_scale", "fit_chunk_to_world", "overlap_depth_ratio",
+           "build", "import_da3", "load_da3"]
+
+# the current release of each preset first; older repositories still load from a local cache
 PRESETS = {"da3-small": "depth-anything/DA3-SMALL", "da3-base": "depth-anything/DA3-BASE",
-           "da3-large": "depth-anything/DA3-LARGE", "da3-giant": "depth-anything/DA3-GIANT",
+           "da3-large": "depth-anything/DA3-LARGE-1.1", "da3-giant": "depth-anything/DA3-GIANT-1.1",
            "da3metric-large": "depth-anything/DA3METRIC-LARGE", "da3mono-large": "depth-anything/DA3MONO-LARGE",
-           "da3nested-giant-large": "depth-anything/DA3NESTED-GIANT-LARGE"}
+           "da3nested-giant-large": "depth-anything/DA3NESTED-GIANT-LARGE-1.1"}
+LEGACY_REPOS = {"da3-large": "depth-anything/DA3-LARGE", "da3-giant": "depth-anything/DA3-GIANT",
+                "da3nested-giant-large": "depth-anything/DA3NESTED-GIANT-LARGE"}
 DEPTH_ONLY = frozenset({"da3mono-large", "da3metric-large"})  # no camera head: poses must be given
 CANONICAL_METRIC = frozenset({"da3metric-large"})  # raw output * focal_px / 300 = metres
+RELATIVE = frozenset({"da3mono-large"})  # relative depth per image: scaled per frame to given depth
+METRIC_CHUNKS = frozenset({"da3nested-giant-large"})  # each chunk's depth and poses in metres
+METRIC_SCALE_MODELS = frozenset(CANONICAL_METRIC)  # models usable as ``metric_scale``
 POSE_SOURCES = tuple(s.value for s in PoseSource)  # ("auto", "model", "given")
 
 
@@ -80,59 +93,15 @@ def _resize(a: np.ndarray, hw: tuple[int, int], nearest: bool = False) -> np.nda
     return cv2.resize(np.ascontiguousarray(a, np.float32), (hw[1], hw[0]), interpolation=interp)
 
 
-def overlap_depth_ratio(depth_prev: list[np.ndarray], depth_new: list[np.ndarray]) -> float:
-    """Median per-pixel ratio previous / new depth on the overlap frames (the new chunk's scale)."""
-    ratios = [dp[(dp > 0) & (dn > 0)] / dn[(dp > 0) & (dn > 0)] for dp, dn in zip(depth_prev, depth_new)]
-    ratios = np.concatenate(ratios) if ratios else np.zeros(0)
-    ratios = ratios[np.isfinite(ratios)]
-    if not len(ratios):
-        raise BackendError("da3: no valid depth on the chunk overlap; cannot align the chunk scale")
-    return float(np.median(ratios))
-
-
-def centre_spread_scale(c_pred: np.ndarray, c_given: np.ndarray, min_baseline_m: float) -> Optional[float]:
-    """Scale s with c_given ~ s R c_pred + t from the RMS spreads of the camera centres (rotation-
-    free, works from 2 frames); None when the given centres span less than ``min_baseline_m``."""
-    cg, cp = np.asarray(c_given, np.float64).reshape(-1, 3), np.asarray(c_pred, np.float64).reshape(-1, 3)
-    baseline = np.linalg.norm(cg[:, None] - cg[None], axis=-1).max() if len(cg) >= 2 else 0.0
-    spread_p = float(np.sqrt(((cp - cp.mean(0)) ** 2).sum()))
-    if baseline < min_baseline_m or spread_p <= 1e-9:
-        return None
-    return float(np.sqrt(((cg - cg.mean(0)) ** 2).sum()) / spread_p)
-
-
-def fit_chunk_to_world(T_world_prev: list[np.ndarray], T_chunk_new: list[np.ndarray],
-                       depth_prev: list[np.ndarray], depth_new: list[np.ndarray]) -> np.ndarray:
-    """Sim(3) S (4x4, scale in the rotation block) with T_world_cam ~ S @ T_chunk_cam on the overlap."""
-    s = overlap_depth_ratio(depth_prev, depth_new)
-    M = sum(a[:3, :3] @ b[:3, :3].T for a, b in zip(T_world_prev, T_chunk_new))
-    u, _, vt = np.linalg.svd(M)
-    R = u @ np.diag([1, 1, np.linalg.det(u @ vt)]) @ vt
-    c_prev = np.array([a[:3, 3] for a in T_world_prev])
-    c_new = np.array([b[:3, 3] for b in T_chunk_new])
-    spread = np.linalg.svd(c_new - c_new.mean(0), compute_uv=False) if len(c_new) >= 3 else np.zeros(3)
-    if len(c_new) >= 3 and spread[1] > 1e-2 * max(spread[0], 1e-9) and spread[0] > 1e-3:
-        s_u, R_u, _ = umeyama(c_new, c_prev, with_scale=True)
-        if 0.5 < s_u / s < 2.0:  # centres agree with the depth scale: use their rotation
-            R = R_u
-    t = (c_prev - s * c_new @ R.T).mean(axis=0)
-    return sim3_matrix(s, R, t)
-
-
-def apply_sim3(S: np.ndarray, T_chunk_cam: np.ndarray) -> tuple[np.ndarray, float]:
-    """Rigid pose S o T (scale moved out of the rotation) and the scale to apply to depth."""
-    s = float(np.cbrt(np.linalg.det(S[:3, :3])))
-    out = np.eye(4)
-    out[:3, :3] = (S[:3, :3] / s) @ T_chunk_cam[:3, :3]
-    out[:3, 3] = S[:3, :3] @ T_chunk_cam[:3, 3] + S[:3, 3]
-    return out, s
-
-
 class DepthAnything3Backend:
     """Streaming DA3 (see module docstring). ``weights``: local model folder, None (Hugging Face
     cache of the preset's repo) or "random"; ``process_res``: DA3's processing resolution;
     ``pose_source``: "model" (DA3's poses), "given" (the frames' T_world_cam, or ``trajectory`` looked
-    up at ``frame.meta[time_key]`` with ``T_x_cam`` as in the 'given' backend) or "auto"."""
+    up at ``frame.meta[time_key]`` with ``T_x_cam`` as in the 'given' backend) or "auto";
+    ``depth_scale``: factor on up-to-scale output until metric evidence arrives;
+    ``metric_scale``: a metric DA3 preset ("da3metric-large") run on keyframes to put chunks in metres,
+    with ``metric_weights`` (as ``weights``) and ``metric_frames`` keyframes per chunk;
+    ``scale_gain``: weight of a chunk's metric evidence against the scale chained through the overlap."""
 
     name = "da3"
 
@@ -140,7 +109,9 @@ class DepthAnything3Backend:
                  chunk_size: int = 16, overlap: int = 4, process_res: int = 504, depth_scale: float = 1.0,
                  fp32: Optional[bool] = None, pose_source: str = PoseSource.AUTO, hfov_deg: float = 60.0,
                  min_baseline_m: float = 0.05, trajectory: Any = None, time_key: str = "t_s",
-                 T_x_cam: Optional[np.ndarray] = None, max_pose_gap_s: float = 0.05):
+                 T_x_cam: Optional[np.ndarray] = None, max_pose_gap_s: float = 0.05,
+                 metric_scale: Optional[str] = None, metric_weights: Optional[str] = None, metric_frames: int = 2,
+                 scale_gain: float = 0.5):
         if preset not in PRESETS:
             raise InvalidInputError(f"da3 preset must be one of {sorted(PRESETS)}, got {preset!r}")
         if not (0 < overlap < chunk_size):
@@ -148,6 +119,13 @@ class DepthAnything3Backend:
                                     f"chunk_size={chunk_size}")
         if pose_source not in POSE_SOURCES:
             raise InvalidInputError(f"da3 pose_source must be one of {POSE_SOURCES}, got {pose_source!r}")
+        if metric_scale is not None and (metric_scale not in METRIC_SCALE_MODELS
+                                         or preset in DEPTH_ONLY | METRIC_CHUNKS):
+            raise InvalidInputError(f"da3 metric_scale must be one of {sorted(METRIC_SCALE_MODELS)} and only with an "
+                                    "up-to-scale preset (da3-small/base/large/giant), got "
+                                    f"{metric_scale!r} for {preset!r}")
+        if metric_frames < 1:
+            raise InvalidInputError(f"da3 metric_frames must be >= 1, got {metric_frames}")
         pose_source = PoseSource(pose_source)
         if pose_source == PoseSource.MODEL and preset in DEPTH_ONLY:
             raise InvalidInputError(_depth_only_message(preset))
@@ -155,17 +133,13 @@ class DepthAnything3Backend:
         device = resolve_device(device, "depth_pose 'da3' device")
         api = import_da3()
         self.torch = import_torch_stack("torch", "perception")
-        if weights == RANDOM:
-            model = api.DepthAnything3(model_name=preset)
-        else:
-            folder = find_hf_model_dir(PRESETS[preset], weights, f"depth_pose 'da3' ({preset})")
-            model = api.DepthAnything3.from_pretrained(str(folder))
-        if fp32 if fp32 is not None else device == "cpu":
-            model.forward = types.MethodType(_fp32_forward, model)
-        self.model = model.to(device).eval()
+        fp32 = fp32 if fp32 is not None else device == "cpu"
+        self.model = load_da3(api, preset, weights, device, fp32)
+        self.metric_model = None if metric_scale is None else load_da3(api, metric_scale, metric_weights, device, fp32)
         self.preset, self.chunk_size, self.overlap = preset, chunk_size, overlap
         self.process_res, self.depth_scale, self.pose_source = process_res, depth_scale, pose_source
         self.hfov_deg, self.min_baseline_m = hfov_deg, min_baseline_m
+        self.metric_frames, self.scale_gain = metric_frames, scale_gain
         self.reset()
 
     def reset(self) -> None:
@@ -174,11 +148,18 @@ class DepthAnything3Backend:
         self._done = 0  # leading buffered frames already emitted (the overlap)
         self._S: Optional[np.ndarray] = None
         self._mode: Optional[PoseSource] = None  # MODEL or GIVEN, fixed by the first chunk
+        self.scale = ScaleKeeper(self.scale_gain, self.depth_scale)
 
     def push(self, frame: Frame) -> list[tuple[Frame, DepthPose]]:
         if self._buffer and frame.shape_hw != self._buffer[0].shape_hw:
             raise InvalidInputError(f"da3: frame {frame.index} ({frame.source}) is {frame.shape_hw}, earlier frames "
                                     f"{self._buffer[0].shape_hw}; resize the stream to one size")
+        if self.preset in RELATIVE and frame.depth_m is None:
+            raise InvalidInputError(
+                f"da3: frame {frame.index} ({frame.source}) has no depth_m, but da3mono-large predicts relative "
+                "depth per image (unknown scale, different for every frame) and is scaled to metres only by the "
+                "frame's own metric depth; for RGB-only video use da3-large with metric_scale 'da3metric-large' "
+                "(the default pipeline), da3nested-giant-large, or da3metric-large with given poses")
         self._buffer.append(frame)
         if len(self._buffer) < self.chunk_size:
             return []
@@ -186,6 +167,11 @@ class DepthAnything3Backend:
 
     def flush(self) -> list[tuple[Frame, DepthPose]]:
         return self._run() if len(self._buffer) > self._done else []
+
+    @property
+    def metric(self) -> bool:
+        """Whether the output so far is in metres (False: up to an unknown scale)."""
+        return self.preset in DEPTH_ONLY or self.scale.metric
 
     def _resolve_mode(self, frames: list[Frame]) -> PoseSource:
         if self._mode is None:
@@ -217,18 +203,21 @@ class DepthAnything3Backend:
                    else self._predicted_K(f, k, w_p, h_p) for f, k in zip(frames, pred.intrinsics)]
         if self.preset in CANONICAL_METRIC:
             depth = canonical_to_metric(depth, K_p)
+        if self.preset in RELATIVE:
+            depth = np.stack([d * per_frame_scale(_resize(d, f.shape_hw), f.depth_m) for d, f in zip(depth, frames)])
         if mode == PoseSource.GIVEN:
             T_world = [self._given_pose(f) for f in frames]
-            s = self.depth_scale if self.preset in DEPTH_ONLY else self._given_scale(pred, T_world, depth)
-            depth = depth * s
+            if self.preset not in DEPTH_ONLY:
+                depth = depth * self._given_scale(pred, T_world, depth, frames, K_p)
         else:
-            T_world, depth = self._chain(pred, depth * self.depth_scale)
+            T_world, depth = self._chain(pred, depth, frames, K_p)
         out = []
         for j in range(self._done, len(frames)):
             frame = frames[j]
             conf = None if pred.conf is None else _resize(np.asarray(pred.conf[j]), frame.shape_hw)
             K = K_p[j].resized(frame.shape_hw[1], frame.shape_hw[0])
-            out.append((frame, DepthPose(_resize(depth[j], frame.shape_hw), Pose(T_world[j]), K, conf)))
+            out.append((frame, DepthPose(_resize(depth[j], frame.shape_hw), Pose(T_world[j]), K, conf,
+                                         metric=self.metric)))
         self._kept = list(zip(T_world, depth))[-self.overlap:]
         self._buffer = frames[-self.overlap:]
         self._done = len(self._buffer)
@@ -248,25 +237,76 @@ class DepthAnything3Backend:
             own = frame.intrinsics or Intrinsics.from_fov(frame.shape_hw[1], frame.shape_hw[0], self.hfov_deg)
             return own.resized(w_p, h_p)
 
-    def _chain(self, pred: Any, depth: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-        """DA3's chunk poses mapped into the stream's world frame by the overlap Sim(3)."""
+    def _metric_evidence(self, frames: list[Frame], depth: np.ndarray, K_p: list[Intrinsics],
+                         conf: Optional[np.ndarray] = None) -> Optional[float]:
+        """Chunk units -> metres from the metric model on keyframes of the chunk's new frames (None without one):
+        median ratio of its metric depth (canonical * focal / 300, the chunk's focal) to the chunk's depth, on
+        pixels that are not sky and, as DA3's nested model does, whose chunk confidence is at least the median."""
+        if self.preset in METRIC_CHUNKS:
+            return 1.0
+        if self.metric_model is None:
+            return None
+        keys = sorted({int(round(x)) for x in np.linspace(self._done, len(frames) - 1, self.metric_frames)})
+        pred = self.metric_model.inference([frames[j].rgb for j in keys], process_res=self.process_res)
+        metric = canonical_to_metric(np.asarray(pred.depth, np.float32), [K_p[j] for j in keys])
+        if metric.shape[1:] != depth.shape[1:]:
+            raise BackendError(f"da3: metric model depth {metric.shape[1:]} != chunk depth {depth.shape[1:]}")
+        valid = [np.ones(depth.shape[1:], bool) if pred.sky is None else ~np.asarray(pred.sky[i], bool)
+                 for i in range(len(keys))]
+        if conf is not None:
+            valid = [v & (conf[j] >= np.median(conf[j])) for v, j in zip(valid, keys)]
+        return depth_ratio(list(metric), [depth[j] for j in keys], valid)
+
+    def _chain(self, pred: Any, depth: np.ndarray, frames: list[Frame],
+               K_p: list[Intrinsics]) -> tuple[list[np.ndarray], np.ndarray]:
+        """DA3's chunk poses mapped into the stream's world frame by the overlap Sim(3), its scale reconciled
+        with the chunk's metric evidence."""
         T_chunk = _cam_to_chunk(pred)
+        evidence = self._metric_evidence(frames, depth, K_p, pred.conf)
         if self._S is None:
-            self._S = np.linalg.inv(T_chunk[0])
+            self._S = first_chunk_to_world(T_chunk[0], self.scale.next(None, evidence))
         else:
-            self._S = fit_chunk_to_world([k[0] for k in self._kept], T_chunk[:self._done],
-                                         [k[1] for k in self._kept], list(depth[:self._done]))
+            T_prev, d_prev = [k[0] for k in self._kept], [k[1] for k in self._kept]
+            s = self.scale.next(overlap_depth_ratio(d_prev, list(depth[:self._done])), evidence)
+            self._S = fit_chunk_to_world(T_prev, T_chunk[:self._done], d_prev, list(depth[:self._done]), scale=s)
         posed = [apply_sim3(self._S, T) for T in T_chunk]
         return [T for T, _ in posed], np.stack([d * s for d, (_, s) in zip(depth, posed)])
 
-    def _given_scale(self, pred: Any, T_world: list[np.ndarray], depth: np.ndarray) -> float:
-        """Scale taking this chunk's raw depth to the given poses' units: camera-centre spreads, else
-        the overlap with the previous chunk, else ``depth_scale`` (a first chunk without baseline)."""
+    def _given_scale(self, pred: Any, T_world: list[np.ndarray], depth: np.ndarray, frames: list[Frame],
+                     K_p: list[Intrinsics]) -> float:
+        """Scale taking this chunk's raw depth to the given poses' metres: the camera-centre spreads (else
+        the metric model) as evidence, reconciled with the overlap ratio to the previous chunk."""
         c_pred = np.array([T[:3, 3] for T in _cam_to_chunk(pred)])
-        s = centre_spread_scale(c_pred, np.array([T[:3, 3] for T in T_world]), self.min_baseline_m)
-        if s is None and self._done:
-            s = overlap_depth_ratio([k[1] for k in self._kept], list(depth[:self._done]))
-        return self.depth_scale if s is None else s
+        evidence = centre_spread_scale(c_pred, np.array([T[:3, 3] for T in T_world]), self.min_baseline_m)
+        if evidence is None:
+            evidence = self._metric_evidence(frames, depth, K_p, pred.conf)
+        chained = overlap_depth_ratio([k[1] for k in self._kept], list(depth[:self._done])) if self._done else None
+        return self.scale.next(chained, evidence)
+
+
+def load_da3(api: Any, preset: str, weights: Optional[str], device: str, fp32: bool) -> Any:
+    """The DA3 model of ``preset``: random weights, or the checkpoint of a local folder / the Hugging Face
+    cache (current repository, else the older one), loaded with missing / unexpected tensors reported."""
+    model = api.DepthAnything3(model_name=preset)
+    if weights != RANDOM:
+        what = f"depth_pose 'da3' ({preset})"
+        folder = _model_folder(preset, weights, what)
+        load_state_checked(model, folder / "model.safetensors", what)
+    if fp32:
+        model.forward = types.MethodType(_fp32_forward, model)
+    return model.to(device).eval()
+
+
+def _model_folder(preset: str, weights: Optional[str], what: str) -> Any:
+    """The preset's model folder: ``weights``, else the cached current repository, else the older one."""
+    errors = []
+    for repo in (PRESETS[preset], LEGACY_REPOS.get(preset)):
+        if repo is not None:
+            try:
+                return find_hf_model_dir(repo, weights, what, required="model.safetensors")
+            except MissingWeightsError as exc:
+                errors.append(exc)
+    raise errors[0]
 
 
 def _cam_to_chunk(pred: Any) -> list[np.ndarray]:
@@ -282,6 +322,13 @@ def canonical_to_metric(depth: np.ndarray, K_processed: list[Intrinsics]) -> np.
 
     K = torch.from_numpy(np.stack([k.K for k in K_processed]).astype(np.float32))[None]
     return apply_metric_scaling(torch.from_numpy(np.ascontiguousarray(depth, np.float32))[None], K)[0].numpy()
+
+
+def metres_summary() -> str:
+    """Which presets give metres, in one line (`directme doctor`)."""
+    return ("da3nested-giant-large (depth+poses); da3-small/base/large/giant with metric_scale da3metric-large "
+            "(the default) or given poses; da3metric-large with given poses; da3mono-large with given poses and "
+            "depth; otherwise up to scale, flagged")
 
 
 def _depth_only_message(preset: str) -> str:

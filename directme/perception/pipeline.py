@@ -46,7 +46,7 @@ REGISTRY: dict[str, dict[str, str]] = {
 
 PRESETS: dict[str, dict[str, Any]] = {
     # the paper's pipeline (needs weights; a GPU for real time)
-    "default": {"depth_pose": {"name": "da3", "preset": "da3-large"},
+    "default": {"depth_pose": {"name": "da3", "preset": "da3-large", "metric_scale": "da3metric-large"},
                 "detector": {"name": "grounding_dino", "model": "tiny"},
                 "tracker": {"name": "sam2", "model": "tiny"}, "scene_tagger": {"name": "clip"}},
     # RGB-D input (7-Scenes, TUM, ScanNet): sensor depth, odometry poses
@@ -144,7 +144,7 @@ class PerceptionPipeline:
                     f"({frame.source}) of size {frame.shape_hw}; the backend must resize to the input resolution")
             full = dataclasses.replace(frame, depth_m=dp.depth_m, T_world_cam=dp.T_world_cam,
                                        intrinsics=dp.intrinsics)
-            fp = FramePerception(full, instances, tag, score if tag is not None else 1.0)
+            fp = FramePerception(full, instances, tag, score if tag is not None else 1.0, metric=dp.metric)
             if self.validate:
                 fp.validate()
             out.append(fp)

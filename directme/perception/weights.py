@@ -134,3 +134,39 @@ def describe(spec_or_repo: Union[WeightSpec, str], path: Optional[PathLike] = No
     except MissingWeightsError:
         hint = spec_or_repo.fetch_hint() if isinstance(spec_or_repo, WeightSpec) else hf_download(spec_or_repo)
         return f"not found (fetch: {hint})"
+
+
+def load_state_checked(model, checkpoint: PathLike, what: str,
+                       max_missing_fraction: float = 0.5) -> tuple[list[str], list[str]]:
+    """Load a ``.safetensors`` / torch checkpoint into ``model`` and say what did not match.
+
+    Missing and unexpected parameter names are logged (a warning naming each, up to 20, and the count);
+    BackendError when a shape differs or more than ``max_missing_fraction`` of the model's tensors are
+    missing: the checkpoint is of another architecture. Returns (missing, unexpected)."""
+    import logging
+
+    import torch
+
+    from ..errors import BackendError
+
+    path = Path(checkpoint)
+    if path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        state = load_file(str(path))
+    else:
+        state = torch.load(str(path), map_location="cpu", weights_only=True)
+    try:
+        missing, unexpected = model.load_state_dict(state, strict=False)
+    except RuntimeError as exc:
+        raise BackendError(f"{what}: checkpoint {path} does not fit the architecture ({str(exc)[:400]})") from exc
+    n_model = len(model.state_dict())
+    if n_model and len(missing) > max_missing_fraction * n_model:
+        raise BackendError(f"{what}: checkpoint {path} lacks {len(missing)} of the model's {n_model} tensors "
+                           f"(e.g. {', '.join(list(missing)[:5])}): another architecture; check the preset")
+    for kind, names in (("missing from", missing), ("unexpected in", unexpected)):
+        if names:
+            shown = ", ".join(list(names)[:20]) + (f", ... ({len(names)} in all)" if len(names) > 20 else "")
+            logging.getLogger(__name__).warning("%s: %d tensors %s checkpoint %s: %s", what, len(names), kind,
+                                                path.name, shown)
+    return list(missing), list(unexpected)
