@@ -71,14 +71,16 @@ def pipeline_config(cfg: TruthFedConfig) -> dict[str, Any]:
     """The default pipeline dict with random weights in every model stage (the stand-ins replace their
     forward passes) and the smallest architectures that keep each wrapper's code path."""
     d = copy.deepcopy(PRESETS["default"])
-    if cfg.depth_pose != "default":
-        d[Stage.DEPTH_POSE.value] = {"name": "da3", "preset": cfg.depth_pose}
+    if cfg.depth_pose != "default":  # another DA3 preset, with the default's metric-scale model
+        d[Stage.DEPTH_POSE.value] = {**d[Stage.DEPTH_POSE.value], "preset": cfg.depth_pose}
     if cfg.poses == PoseInput.GIVEN:
         d[Stage.DEPTH_POSE.value]["pose_source"] = "given"
     for stage in Stage:
         spec = d.get(stage.value)
         if isinstance(spec, Mapping) and spec.get("name") in STAND_INS:
             spec["weights"] = "random"
+            if spec.get("metric_scale"):
+                spec["metric_weights"] = "random"
             spec.setdefault("device", "cpu")
     for k, v in cfg.pipeline.items():
         d[k] = {**d[k], **v} if isinstance(v, Mapping) and isinstance(d.get(k), Mapping) else v
