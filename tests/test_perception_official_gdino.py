@@ -216,3 +216,21 @@ def test_gdino_one_object_named_by_two_prompts_is_one_detection() -> None:
     out = det.detect(_rgb())
     assert [(d.label, round(d.score, 3)) for d in out] == [("bed", 0.6)]
     np.testing.assert_allclose(out[0].box_xyxy, _to_pixels(np.array([couch]))[0], atol=1e-4)
+
+
+def test_gdino_resize_sizes_match_official() -> None:
+    """Our resize target against both official size rules, where ``max_size`` binds too."""
+    from PIL import Image
+
+    from directme._compat.torchvision_cpu import import_torch_stack
+    from directme.perception.grounding_common import resized_hw
+
+    pytest.importorskip("groundingdino")
+    gd_transforms = import_torch_stack("groundingdino.datasets.transforms", "perception", "groundingdino-py")
+    get_size_with_aspect_ratio = import_torch_stack("transformers.image_transforms").get_size_with_aspect_ratio
+    for h, w in [(60, 100), (240, 320), (100, 1000), (1000, 90), (480, 640), (333, 500), (800, 801)]:
+        for size, max_size in [(64, 1333), (800, 1333), (180, 300), (96, 100)]:
+            theirs, _ = gd_transforms.resize(Image.new("RGB", (w, h)), None, size, max_size)
+            assert resized_hw(h, w, size, max_size, long_from_raw=False) == (theirs.height, theirs.width)
+            assert resized_hw(h, w, size, max_size, long_from_raw=True) == get_size_with_aspect_ratio(
+                (h, w), size, max_size)
