@@ -41,8 +41,8 @@ def _detector(kind: str, image_size: int):
 def _check(det, episode) -> None:
     from directme.sim.truthfed.grounding_dino import install
 
-    assert len(det._prompts) >= 3
-    chunk = {label: i for i, p in enumerate(det._prompts) for label, _ in p.spans}
+    assert len(det.prompts) >= 3
+    chunk = {label: i for i, p in enumerate(det.prompts) for label, _ in p.spans}
     truth = TruthSource(episode)
     install(det, truth)
     found = named_elsewhere = 0

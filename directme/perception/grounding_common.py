@@ -205,6 +205,11 @@ class PromptedDetector:
             self._build_random(labels)
         self._prompts = split_prompts(self.tokenizer, labels, self._max_text_len(), self.name)
 
+    @property
+    def prompts(self) -> tuple[Prompt, ...]:
+        """The prompts the vocabulary was split into (empty before `set_vocabulary`)."""
+        return tuple(self._prompts)
+
     def processed_hw(self, h: int, w: int) -> tuple[int, int]:
         """The (height, width) an h x w image is resized to before the network."""
         return resized_hw(h, w, self.image_size, self.max_size, self.long_from_raw)

@@ -85,7 +85,7 @@ class _GroundingTruth:
 
 
 def _prompt_of(backend: PromptedDetector, key: Any, by: str) -> Prompt:
-    for prompt in backend._prompts:
+    for prompt in backend.prompts:
         if (prompt.text if by == "text" else tuple(prompt.enc["input_ids"][0].tolist())) == key:
             return prompt
     raise InvalidInputError(f"truth-fed {backend.name}: a prompt the detector did not build reached the network")
@@ -108,7 +108,7 @@ def install(backend: PromptedDetector, truth: TruthSource, min_pixels: int = 30,
     from ...perception.grounding_dino import GroundingDinoDetector
     from ...perception.grounding_dino_ida import GroundingDinoIdaDetector
 
-    if backend.model is None or not backend._prompts:
+    if backend.model is None or not backend.prompts:
         raise InvalidInputError(f"truth-fed {backend.name}: call set_vocabulary(labels) before install()")
     if not similar_logit < label_logit:
         raise InvalidInputError("truth-fed grounding_dino: similar_logit must be below label_logit")
