@@ -91,3 +91,26 @@ def test_truthfed_grounding_dino_batches_like_single_prompts(episode) -> None:
     det.prompt_batch = 8
     assert [(d.label, d.score, d.box_xyxy) for d in det.detect(episode.frame(9).rgb)] == \
         [(d.label, d.score, d.box_xyxy) for d in single] and len(single) >= 2
+
+
+def test_truthfed_grounding_dino_one_track_per_object_in_the_pipeline(episode) -> None:
+    """Through the perception pipeline (given depth and poses, box tracker): one track per object."""
+    from directme.perception import build_perception
+    from directme.sim.truthfed.grounding_dino import install
+
+    p = build_perception({"depth_pose": {"name": "given"}, "tracker": {"name": "box"}, "scene_tagger": None,
+                          "detector": {"name": "grounding_dino", "weights": "random", "image_size": 180},
+                          "redetect_every": 1, "vocabulary": "objects365"})
+    truth = TruthSource(episode)
+    install(p.detector, truth)
+    for index in FRAMES:
+        p.reset()  # the frames are seconds apart: no track carries over
+        frame = episode.frame(index)
+        truth.register(frame)
+        (fp,) = p.process(frame) + p.flush()
+        ids = frame.meta["instance_ids"]
+        for oid in np.unique(ids[ids > 0]):
+            if (ids == oid).sum() >= MIN_PIXELS:
+                box = mask_box(ids == oid)
+                tracks = [o for o in fp.instances if box_iou(box, o.box_xyxy) >= 0.5]
+                assert [o.label for o in tracks] == [truth.label(int(oid))], (index, tracks)
