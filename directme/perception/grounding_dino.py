@@ -1,6 +1,6 @@
 """Open-vocabulary detection with Grounding DINO (transformers' maintained implementation).
 
-Prompt splitting, label scoring, preprocessing and class-wise NMS are shared with the
+Prompt splitting, label scoring, preprocessing and class-agnostic suppression are shared with the
 groundingdino-py backend (`grounding_dino_ida.py`) in `grounding_common.py`.
 """
 from __future__ import annotations
@@ -35,18 +35,21 @@ def random_model(tf: Any, vocab_words: Sequence[str], full: bool = False) -> tup
 class GroundingDinoDetector(PromptedDetector):
     """``model``: tiny | base (Hugging Face repos IDEA-Research/grounding-dino-*); ``weights``: a local
     folder, None (Hugging Face cache) or "random" (``random_arch``: "toy" for tests, "full" for timing).
-    ``image_size``: shortest image side fed to the model."""
+    ``image_size``: shortest image side fed to the model; ``prompt_batch``: prompts per forward pass
+    (the Objects365 vocabulary is 4 prompts: one pass per image)."""
 
     name = "grounding_dino"
 
     def __init__(self, model: str = "tiny", weights: Optional[str] = None, device: str = "auto",
                  box_threshold: float = 0.35, nms_iou: float = 0.5, image_size: int = 800,
-                 max_size: int = 1333, max_detections: int = 50, random_arch: str = RandomArch.TOY):
+                 max_size: int = 1333, max_detections: int = 50, random_arch: str = RandomArch.TOY,
+                 prompt_batch: int = 4):
         self.torch = import_torch_stack("torch", "perception")
         self.tf = import_torch_stack("transformers", "vlm")
         if model not in MODELS:
             raise InvalidInputError(f"grounding_dino model must be one of {sorted(MODELS)}, got {model!r}")
-        super().__init__(device, box_threshold, nms_iou, image_size, max_size, max_detections, random_arch)
+        super().__init__(device, box_threshold, nms_iou, image_size, max_size, max_detections, random_arch,
+                         prompt_batch)
         self.repo, self.weights = MODELS[model], weights
         if weights != RANDOM:
             folder = find_hf_model_dir(self.repo, weights, f"detector 'grounding_dino' ({model})")
@@ -61,9 +64,11 @@ class GroundingDinoDetector(PromptedDetector):
     def _max_text_len(self) -> int:
         return int(self.model.config.max_text_len)
 
-    def _forward(self, pixels: Any, prompt: Prompt) -> tuple[Any, Any]:
-        out = self.model(pixel_values=pixels, **{k: v.to(self.device) for k, v in prompt.enc.items()})
-        return out.logits[0].sigmoid(), out.pred_boxes[0]
+    def _forward(self, pixels: Any, prompts: Sequence[Prompt]) -> tuple[Any, Any]:
+        enc = self.tokenizer([p.text for p in prompts], padding="longest", return_tensors="pt")
+        out = self.model(pixel_values=pixels.repeat(len(prompts), 1, 1, 1),
+                         **{k: v.to(self.device) for k, v in enc.items()})
+        return out.logits.sigmoid(), out.pred_boxes
 
 
 def build(cfg: Mapping[str, Any]) -> GroundingDinoDetector:

@@ -18,7 +18,7 @@ import contextlib
 import runpy
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from .._compat.torchvision_cpu import import_torch_stack
 from ..errors import BackendError, InvalidInputError, MissingWeightsError
@@ -89,15 +89,34 @@ def _text_encoder(tokenizer: Any, bert_config: Any) -> Iterator[None]:
         loaders.get_tokenlizer, loaders.get_pretrained_language_model = saved
 
 
+def _interleave_text_mask(layer: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    mask, src = kwargs.get("src_mask"), kwargs.get("src")
+    if mask is not None and src is not None and mask.dim() == 3 and mask.shape[0] == src.shape[1] > 1:
+        kwargs["src_mask"] = mask.repeat_interleave(layer.nhead, 0)  # batch-major, as MultiheadAttention reads it
+    return args, kwargs
+
+
+def batch_safe(model: Any) -> Any:
+    """Make a batch of different captions independent. The package's text-enhancer layer repeats its
+    (batch, L, L) attention mask as ``mask.repeat(nhead, 1, 1)`` while torch's attention reads
+    (batch * nhead) masks batch-major, so with several captions each caption's heads get other
+    captions' masks (IDEA-Research/GroundingDINO issue 294). The masks are expanded batch-major
+    before each such layer; one caption (the package's own inference) is unchanged."""
+    for layer in model.transformer.encoder.text_layers:
+        layer.register_forward_pre_hook(_interleave_text_mask, with_kwargs=True)
+    return model
+
+
 def build_model(args: argparse.Namespace, tokenizer: Any, bert_config: Any) -> Any:
-    """The package's GroundingDINO for ``args`` with random weights, text encoder from local objects."""
+    """The package's GroundingDINO for ``args`` with random weights, text encoder from local objects,
+    safe for a batch of captions (`batch_safe`)."""
     args.text_encoder_type = "bert-base-uncased (local)"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # timm.models.layers moved (package import)
         warnings.filterwarnings("ignore", "torch.meshgrid", UserWarning)  # the package's Swin
         models = import_torch_stack("groundingdino.models", "perception", "groundingdino-py")
         with _text_encoder(tokenizer, bert_config):
-            return models.build_model(args)
+            return batch_safe(models.build_model(args))
 
 
 def load_checkpoint(torch: Any, model: Any, path: Path, what: str) -> None:
@@ -125,20 +144,23 @@ class GroundingDinoIdaDetector(PromptedDetector):
     """``model``: tiny (Swin-T OGC) | base (Swin-B); ``weights``: the checkpoint (file or folder), None
     (search the usual folders) or "random" (``random_arch``: "toy" for tests, "full" for timing);
     ``bert``: local bert-base-uncased folder (tokenizer + config); ``config``: a config file in the
-    package's format instead of the packaged one. ``image_size``: shortest image side fed to the model."""
+    package's format instead of the packaged one. ``image_size``: shortest image side fed to the model;
+    ``prompt_batch``: prompts per forward pass (the Objects365 vocabulary is 4 prompts: one pass)."""
 
     name = "grounding_dino_ida"
+    long_from_raw = False  # the package's transforms.resize
 
     def __init__(self, model: str = "tiny", weights: Optional[str] = None, bert: Optional[str] = None,
                  config: Optional[str] = None, device: str = "auto", box_threshold: float = 0.35,
                  nms_iou: float = 0.5, image_size: int = 800, max_size: int = 1333, max_detections: int = 50,
-                 random_arch: str = RandomArch.TOY):
+                 random_arch: str = RandomArch.TOY, prompt_batch: int = 4):
         self.torch = import_torch_stack("torch", "perception")
         self.tf = import_torch_stack("transformers", "vlm")
         import_torch_stack("groundingdino", "perception", "groundingdino-py")
         if model not in MODELS:
             raise InvalidInputError(f"grounding_dino_ida model must be one of {sorted(MODELS)}, got {model!r}")
-        super().__init__(device, box_threshold, nms_iou, image_size, max_size, max_detections, random_arch)
+        super().__init__(device, box_threshold, nms_iou, image_size, max_size, max_detections, random_arch,
+                         prompt_batch)
         self.model_name, self.weights, self.config = model, weights, config
         if weights != RANDOM:
             what = f"detector 'grounding_dino_ida' ({model})"
@@ -163,11 +185,11 @@ class GroundingDinoIdaDetector(PromptedDetector):
     def _max_text_len(self) -> int:
         return int(self.model.max_text_len)
 
-    def _forward(self, pixels: Any, prompt: Prompt) -> tuple[Any, Any]:
+    def _forward(self, pixels: Any, prompts: Sequence[Prompt]) -> tuple[Any, Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # the package's torch.cuda.amp.autocast call
-            out = self.model(pixels, captions=[prompt.text])
-        return out["pred_logits"][0].sigmoid(), out["pred_boxes"][0]
+            out = self.model(pixels.repeat(len(prompts), 1, 1, 1), captions=[p.text for p in prompts])
+        return out["pred_logits"].sigmoid(), out["pred_boxes"]
 
 
 def describe_weights(model: str = "tiny", weights: Optional[str] = None, bert: Optional[str] = None) -> str:
