@@ -214,11 +214,13 @@ def _load_stage(stage: Stage, cfg: Any) -> Any:
     return backend
 
 
-def build_pipeline(cfg: Any) -> PerceptionPipeline:
-    """Build the configured pipeline; each backend's heavy imports happen here, lazily."""
+def build_pipeline(cfg: Any, outputs_replaced: bool = False) -> PerceptionPipeline:
+    """Build the configured pipeline; each backend's heavy imports happen here, lazily.
+    ``outputs_replaced``: the caller replaces the networks' outputs (truth-fed stand-ins), so random
+    weights do not make the output meaningless: no warning, no 'random_weights' flag."""
     d = resolve_config(cfg)
     stages = {s: _load_stage(s, d.get(s)) for s in STAGES}
-    random_weights = tuple(s.value for s in STAGES if has_random_weights(d.get(s)))
+    random_weights = () if outputs_replaced else tuple(s.value for s in STAGES if has_random_weights(d.get(s)))
     if random_weights and random_weights not in _WARNED_RANDOM:  # once per process and set of stages
         _WARNED_RANDOM.add(random_weights)
         logging.getLogger(__name__).warning(

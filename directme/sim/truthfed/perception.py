@@ -75,6 +75,10 @@ def pipeline_config(cfg: TruthFedConfig) -> dict[str, Any]:
         d[Stage.DEPTH_POSE.value] = {**d[Stage.DEPTH_POSE.value], "preset": cfg.depth_pose}
     if cfg.poses == PoseInput.GIVEN:
         d[Stage.DEPTH_POSE.value]["pose_source"] = "given"
+    for k, v in cfg.pipeline.items():  # a stage's options merge into it; another backend name replaces it
+        old = d.get(k)
+        same = isinstance(v, Mapping) and isinstance(old, Mapping) and v.get("name", old.get("name")) == old.get("name")
+        d[k] = {**old, **v} if same else copy.deepcopy(v)
     for stage in Stage:
         spec = d.get(stage.value)
         if isinstance(spec, Mapping) and spec.get("name") in STAND_INS:
@@ -82,8 +86,6 @@ def pipeline_config(cfg: TruthFedConfig) -> dict[str, Any]:
             if spec.get("metric_scale"):
                 spec["metric_weights"] = "random"
             spec.setdefault("device", "cpu")
-    for k, v in cfg.pipeline.items():
-        d[k] = {**d[k], **v} if isinstance(v, Mapping) and isinstance(d.get(k), Mapping) else v
     return d
 
 
@@ -94,8 +96,8 @@ class TruthFedPerception:
         self.config = config or TruthFedConfig()
         self.truth = TruthSource(episode)
         spec = pipeline_config(self.config)
-        self.pipeline = build_pipeline(spec)
-        self.random_weights = ()  # every network's output is replaced by ground truth: answers are meaningful
+        self.pipeline = build_pipeline(spec, outputs_replaced=True)  # stand-ins replace every network's output
+        self.random_weights = ()
         for stage in Stage:
             backend, stage_spec = getattr(self.pipeline, stage.value), spec.get(stage.value)
             name = stage_spec.get("name") if isinstance(stage_spec, Mapping) else None
