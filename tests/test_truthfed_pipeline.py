@@ -69,3 +69,8 @@ def test_truth_fed_options_are_checked(episode):
         episode.truthfed_perception({"depthpose": "da3-small"})
     with pytest.raises(InvalidInputError, match="poses"):
         episode.truthfed_perception({"poses": "sometimes"})
+
+
+def test_truth_fed_refuses_a_network_without_stand_in(episode):
+    with pytest.raises(InvalidInputError, match="no ground-truth stand-in"):
+        episode.truthfed_perception({"pipeline": {"detector": {"name": "yolo_world", "weights": "random"}}})
