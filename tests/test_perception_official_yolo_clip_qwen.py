@@ -148,3 +148,34 @@ def test_yolo_world_matches_official_predict(model):
         assert d.label == label
         assert d.score == pytest.approx(score, abs=1e-3)  # Conv+BN fusion in predict moves scores ~1e-5
         np.testing.assert_allclose(d.box_xyxy, box, atol=0.05)
+
+
+def _clip_reference(rgb: np.ndarray, side: int) -> np.ndarray:
+    """CLIP preprocessing written out: shorter side to ``side`` (bicubic), centre crop, CLIP mean/std."""
+    from PIL import Image
+
+    h, w = rgb.shape[:2]
+    s = side / min(h, w)
+    nw, nh = max(side, round(w * s)), max(side, round(h * s))
+    img = np.asarray(Image.fromarray(rgb).resize((nw, nh), Image.BICUBIC), np.float32) / 255.0
+    top, left = (nh - side) // 2, (nw - side) // 2
+    img = img[top:top + side, left:left + side]
+    mean, std = np.array([0.48145466, 0.4578275, 0.40821073]), np.array([0.26862954, 0.26130258, 0.27577711])
+    return ((img - mean) / std).transpose(2, 0, 1)[None]
+
+
+@pytest.mark.parametrize("hw", [(48, 80), (90, 40)])
+def test_clip_matches_official_processor(hw):
+    tf = pytest.importorskip("transformers")
+    from directme.perception.scene_tag import ClipSceneTagger, clip_image_processor
+
+    assert clip_image_processor(224).to_dict() == tf.CLIPImageProcessor().to_dict()  # openai/clip-vit-base-patch32
+    tagger = ClipSceneTagger(weights="random", device="cpu")  # toy CLIP, 64 px input
+    side = tagger.image_size
+    yy, xx = np.mgrid[0:hw[0], 0:hw[1]]
+    rgb = np.stack([xx * 255 // hw[1], yy * 255 // hw[0], (xx + yy) % 256], -1).astype(np.uint8)
+    ours = tagger._pixels(rgb).numpy()
+    official = tf.CLIPImageProcessor(size={"shortest_edge": side}, crop_size={"height": side, "width": side})
+    np.testing.assert_allclose(ours, official(images=rgb, return_tensors="pt")["pixel_values"].numpy(), atol=1e-5)
+    ref = _clip_reference(rgb, side)  # cropped, not squashed (PIL and torchvision bicubic differ slightly)
+    assert ours.shape == ref.shape and np.abs(ours - ref).mean() < 0.02
