@@ -179,3 +179,60 @@ def test_clip_matches_official_processor(hw):
     np.testing.assert_allclose(ours, official(images=rgb, return_tensors="pt")["pixel_values"].numpy(), atol=1e-5)
     ref = _clip_reference(rgb, side)  # cropped, not squashed (PIL and torchvision bicubic differ slightly)
     assert ours.shape == ref.shape and np.abs(ours - ref).mean() < 0.02
+
+
+DATA = __import__("pathlib").Path(__file__).parent / "data"
+QWEN_TEMPLATES = {"qwen2_5_vl": DATA / "qwen2_5_vl_chat_template.jinja",
+                  "qwen3_vl": DATA / "qwen3_vl_instruct_chat_template.jinja"}
+
+
+def _render_official(template: str, system: str, parts) -> str:
+    """Qwen's template rendered by plain jinja2 the way transformers compiles chat templates, on messages
+    in Qwen's documented form (image items carry their image; text items their text)."""
+    import jinja2
+
+    content = [{"type": "text", "text": p[1]} if p[0] == "text" else {"type": "image", "image": "frame.jpg"}
+               for p in parts]
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    return env.from_string(template).render(messages=messages, add_generation_prompt=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["qwen2_5_vl", "qwen3_vl"])
+def test_qwen_vl_matches_official_chat_template(family, tmp_path):
+    pytest.importorskip("transformers")
+    from directme.answerers.base import Keyframe, QueryContext
+    from directme.answerers.prompts import build_prompt
+    from directme.answerers.tiny import build_tiny_vl
+    from directme.answerers.transformers_vl import build
+
+    template = QWEN_TEMPLATES[family].read_text(encoding="utf-8")
+    answerer = build({"model": str(build_tiny_vl(family, tmp_path / family, chat_template=template))}).load()
+    proc = answerer._processor
+    assert proc.chat_template == template and proc.tokenizer.chat_template == template
+    rng = np.random.default_rng(0)
+    keyframes = tuple(Keyframe(t_s=t, frame_index=int(t), rgb=rng.integers(0, 256, (60, 80, 3), dtype=np.uint8))
+                      for t in (4.0, 8.0))
+    question = "Where is the sofa now?"
+    ctx = QueryContext(question=question, t_s=10.0, options=("behind you", "in front of you"), intent=None,
+                       snapshot=None, subgraph_text="Objects:\n- sofa [o1]: front, 2.0 m", keyframes=keyframes)
+    prompt = build_prompt(ctx, 4, True)
+    inputs = answerer.encode([prompt])
+    ids = inputs["input_ids"][0].tolist()
+    tok = proc.tokenizer
+    # the official rendering, each image placeholder expanded to its merged patch count (grid / 2x2 merge)
+    official = _render_official(template, prompt.system, prompt.parts)
+    pads = [int(g.prod()) // 4 for g in inputs["image_grid_thw"]]
+    pieces = official.split("<|image_pad|>")
+    assert len(pieces) == len(keyframes) + 1
+    expanded = pieces[0] + "".join("<|image_pad|>" * n + rest for n, rest in zip(pads, pieces[1:]))
+    assert ids == tok(expanded, add_special_tokens=False)["input_ids"]
+    text = tok.decode(ids)
+    assert text.startswith(f"<|im_start|>system\n{prompt.system}<|im_end|>\n<|im_start|>user\n")
+    assert text.endswith("<|im_end|>\n<|im_start|>assistant\n")
+    assert "You are a helpful assistant." not in text  # our system prompt replaces Qwen's default
+    image_id = tok.convert_tokens_to_ids("<|image_pad|>")
+    assert ids.count(image_id) == sum(pads) and len(pads) == 2
+    last_image = text.rindex("<|vision_end|>")
+    assert text.index(question, last_image) > last_image  # the question comes after the images
