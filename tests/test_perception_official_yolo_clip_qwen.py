@@ -236,3 +236,26 @@ def test_qwen_vl_matches_official_chat_template(family, tmp_path):
     assert ids.count(image_id) == sum(pads) and len(pads) == 2
     last_image = text.rindex("<|vision_end|>")
     assert text.index(question, last_image) > last_image  # the question comes after the images
+
+
+def test_truthfed_clip_tags_the_true_room():
+    pytest.importorskip("transformers")
+    from directme.errors import InvalidInputError
+    from directme.perception.scene_tag import ClipSceneTagger
+    from directme.sim import generate_episode
+    from directme.sim.truthfed import TruthSource
+    from directme.sim.truthfed.clip import install
+
+    ep = generate_episode(seed=0, minutes=0.5)
+    truth = TruthSource(ep)
+    tagger = ClipSceneTagger(weights="random", device="cpu")  # default places: every simulator room type
+    install(tagger, truth, noise=0.3, seed=0)
+    tags = []
+    for frame in ep.frames():
+        truth.register(frame)
+        tags.append(tagger.tag(frame.rgb)[0])
+    truths = [truth.room(i) for i in range(ep.n_frames)]
+    assert len(set(truths)) >= 3
+    assert np.mean([a == b for a, b in zip(tags, truths)]) >= 0.95
+    with pytest.raises(InvalidInputError, match="places"):
+        install(ClipSceneTagger(weights="random", device="cpu", places=["kitchen", "garage"]), truth)

@@ -14,7 +14,8 @@ from .weights import RANDOM, RandomArch, find_hf_model_dir
 
 DEFAULT_PLACES = ("kitchen", "living room", "bedroom", "bathroom", "dining room", "office", "corridor",
                   "staircase", "garage", "shop", "supermarket", "restaurant", "street", "park", "garden",
-                  "parking lot", "classroom", "laboratory", "gym", "car")
+                  "parking lot", "classroom", "laboratory", "gym", "car", "laundry room")
+PROMPT = "a photo of a {place}"  # CLIP's zero-shot prompt for one place
 CLIP_REPO = "openai/clip-vit-base-patch32"
 
 
@@ -78,9 +79,14 @@ class ClipSceneTagger:
         self.model.eval().to(device)
         self.image_size = int(self.model.config.vision_config.image_size)
         self.processor = clip_image_processor(self.image_size, None if self.tokenizer is None else folder)
-        with self.torch.no_grad():
-            self._text = self._embed_text([f"a photo of a {p}" for p in self.places])
+        self.prompts = [PROMPT.format(place=p) for p in self.places]
+        self.embed_places()
         self._calls, self._last = 0, ("unknown", 0.0)
+
+    def embed_places(self) -> None:
+        """(Re)compute the unit text features of the place prompts with the current model."""
+        with self.torch.no_grad():
+            self._text = self._embed_text(self.prompts)
 
     def _embed_text(self, prompts: list[str]) -> Any:
         if self.tokenizer is None:  # random model: stable hash ids, no tokenizer files needed
