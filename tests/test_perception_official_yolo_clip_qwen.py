@@ -86,6 +86,23 @@ def test_yoloe_matches_official_text_embeddings(stand_in_text_model, tmp_path):
     np.testing.assert_allclose(det.net.pe.numpy(), official.numpy(), atol=1e-6)
 
 
+def test_yoloe_tokens_without_clip_package_are_clip_tokenize(tmp_path, monkeypatch):
+    """Without the `clip` package, a local CLIP tokenizer gives `clip.tokenize`'s layout: SOT, tokens,
+    EOT, zero padding to 77, EOT kept last when truncating."""
+    tf = pytest.importorskip("transformers")
+    from directme.perception.yolo_world import clip_tokens
+
+    monkeypatch.setitem(sys.modules, "clip", None)  # `import clip` raises ImportError
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = {c: i for i, c in enumerate(letters)} | {c + "</w>": 26 + i for i, c in enumerate(letters)}
+    vocab |= {"<|startoftext|>": 52, "<|endoftext|>": 53}
+    tf.CLIPTokenizer(vocab=vocab, merges=[]).save_pretrained(tmp_path)
+    ids = clip_tokens(["a cup", "x " * 100], clip_dir=str(tmp_path))
+    assert ids.shape == (2, 77) and ids.dtype == torch.long
+    assert ids[0, :6].tolist() == [52, 26, 2, 20, 41, 53] and not ids[0, 6:].any()
+    assert ids[1, 0] == 52 and ids[1, -1] == 53 and ids[1].count_nonzero() == 77
+
+
 def _test_image() -> np.ndarray:
     """A smooth, non-square image without flat regions (flat regions tie the random network's scores)."""
     rng = np.random.default_rng(1)
@@ -125,7 +142,6 @@ def _lively(det, rgb: np.ndarray) -> None:
         m.bias.data.fill_(float(-np.quantile(logits * gain, 0.9)) if level < 2 else -100.0)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("model", ["yolov8s-worldv2", "yoloe-11s"])
 def test_yolo_world_matches_official_predict(model):
     from PIL import Image
@@ -198,7 +214,6 @@ def _render_official(template: str, system: str, parts) -> str:
     return env.from_string(template).render(messages=messages, add_generation_prompt=True)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", ["qwen2_5_vl", "qwen3_vl"])
 def test_qwen_vl_matches_official_chat_template(family, tmp_path):
     pytest.importorskip("transformers")
