@@ -144,6 +144,9 @@ class YoloWorldDetector:
         try:
             if self.is_yoloe:
                 kind = getattr(self.net, "text_model", "mobileclip:blt")
+                if kind not in YOLOE_TEXT_MODELS:
+                    raise InvalidInputError(f"{self.name}: unknown YOLOE text model {kind!r} "
+                                            f"(known: {sorted(YOLOE_TEXT_MODELS)}); give 'text_embeddings'")
                 spec = WeightSpec(YOLOE_TEXT_MODELS[kind], url=f"{ASSETS_RELEASE_URL}/{YOLOE_TEXT_MODELS[kind]}")
                 path = find_weights(spec, self.text_model, f"detector '{self.name}' text encoder")
                 return mobileclip_text_features(labels, path, self.clip_dir, self.device)
