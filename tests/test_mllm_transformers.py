@@ -5,6 +5,7 @@ letters, probabilities summing to 1, batching), never accuracy."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,12 +20,16 @@ from directme.answerers.transformers_vl import TransformersVLAnswerer, build  # 
 from directme.errors import InvalidInputError, MissingWeightsError  # noqa: E402
 
 FAMILIES = ("qwen2_5_vl", "qwen3_vl")
+# Qwen's own chat templates (tests/data/README.md says where they come from)
+TEMPLATES = {"qwen2_5_vl": "qwen2_5_vl_chat_template.jinja", "qwen3_vl": "qwen3_vl_instruct_chat_template.jinja"}
 
 
 @pytest.fixture(scope="module")
 def tiny_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_vl")
-    return {f: str(build_tiny_vl(f, root / f)) for f in FAMILIES}
+    data = Path(__file__).parent / "data"
+    return {f: str(build_tiny_vl(f, root / f, chat_template=(data / TEMPLATES[f]).read_text(encoding="utf-8")))
+            for f in FAMILIES}
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ library; no hub file is read. Weights are random: outputs are nonsense, plumbing
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 from .._lazy import require
 from .transformers_vl import RANDOM_WEIGHTS_MARKER, ensure_vision_imports
@@ -20,7 +20,8 @@ _SPECIAL_TOKENS = (
     "<|image_pad|>", "<|video_pad|>",
 )
 
-# Qwen-style chat template: images become <|vision_start|><|image_pad|><|vision_end|>.
+# A minimal Qwen-style chat template (images become <|vision_start|><|image_pad|><|vision_end|>), used
+# when no ``chat_template`` is given; tests pass Qwen's own templates (tests/data/).
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
     "{% if message['content'] is string %}{{ message['content'] }}"
@@ -41,7 +42,7 @@ _CORPUS = (
 )
 
 
-def build_tokenizer(vocab_size: int = 384):
+def build_tokenizer(vocab_size: int = 384, chat_template: Optional[str] = None):
     """A byte-level BPE ``PreTrainedTokenizerFast`` with the Qwen special tokens."""
     tokenizers = require("tokenizers", "vlm")
     transformers = require("transformers", "vlm")
@@ -54,7 +55,7 @@ def build_tokenizer(vocab_size: int = 384):
     tok.train_from_iterator(list(_CORPUS), trainer=trainer)
     return transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-        unk_token=None, padding_side="left", chat_template=CHAT_TEMPLATE)
+        unk_token=None, padding_side="left", chat_template=chat_template or CHAT_TEMPLATE)
 
 
 def _configs(family: str, tok) -> object:
@@ -76,11 +77,11 @@ def _configs(family: str, tok) -> object:
     return transformers.Qwen3VLConfig(text_config=text, vision_config=vision, tie_word_embeddings=False, **ids)
 
 
-def build_processor(family: str, tok=None):
+def build_processor(family: str, tok=None, chat_template: Optional[str] = None):
     """Image processor + mandatory video processor + tokenizer + chat template for ``family``."""
     ensure_vision_imports()
     transformers = require("transformers", "vlm")
-    tok = tok or build_tokenizer()
+    tok = tok or build_tokenizer(chat_template=chat_template)
     patch = 14 if family == "qwen2_5_vl" else 16
     size = {"shortest_edge": (2 * patch) ** 2, "longest_edge": (8 * patch) ** 2}  # <= 16 merged tokens/image
     image_proc = transformers.Qwen2VLImageProcessor(patch_size=patch, merge_size=2, temporal_patch_size=2, size=size)
@@ -90,11 +91,13 @@ def build_processor(family: str, tok=None):
     else:
         video_proc = transformers.Qwen3VLVideoProcessor(patch_size=patch, merge_size=2, temporal_patch_size=2, size=size)
         cls = transformers.Qwen3VLProcessor
-    return cls(image_processor=image_proc, tokenizer=tok, video_processor=video_proc, chat_template=CHAT_TEMPLATE)
+    return cls(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
+               chat_template=chat_template or CHAT_TEMPLATE)
 
 
-def build_tiny_vl(family: str, out_dir: Union[str, Path], seed: int = 0) -> Path:
-    """Save a tiny random ``family`` model ("qwen2_5_vl" or "qwen3_vl") with its processor to ``out_dir``."""
+def build_tiny_vl(family: str, out_dir: Union[str, Path], seed: int = 0, chat_template: Optional[str] = None) -> Path:
+    """Save a tiny random ``family`` model ("qwen2_5_vl" or "qwen3_vl") with its processor to ``out_dir``;
+    ``chat_template``: the Jinja chat template to ship (e.g. the model family's own), else ``CHAT_TEMPLATE``."""
     if family not in FAMILIES:
         raise ValueError(f"unknown tiny family {family!r}; choose one of {FAMILIES}")
     ensure_vision_imports()
@@ -102,7 +105,7 @@ def build_tiny_vl(family: str, out_dir: Union[str, Path], seed: int = 0) -> Path
     transformers = require("transformers", "vlm")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tok = build_tokenizer()
+    tok = build_tokenizer(chat_template=chat_template)
     config = _configs(family, tok)
     torch.manual_seed(seed)
     cls = (transformers.Qwen2_5_VLForConditionalGeneration if family == "qwen2_5_vl"
@@ -111,6 +114,6 @@ def build_tiny_vl(family: str, out_dir: Union[str, Path], seed: int = 0) -> Path
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     model.save_pretrained(out)
-    build_processor(family, tok).save_pretrained(out)
+    build_processor(family, tok, chat_template).save_pretrained(out)
     (out / RANDOM_WEIGHTS_MARKER).write_text("random weights: answers are meaningless\n", encoding="utf-8")
     return out

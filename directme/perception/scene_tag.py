@@ -14,10 +14,19 @@ from .weights import RANDOM, RandomArch, find_hf_model_dir
 
 DEFAULT_PLACES = ("kitchen", "living room", "bedroom", "bathroom", "dining room", "office", "corridor",
                   "staircase", "garage", "shop", "supermarket", "restaurant", "street", "park", "garden",
-                  "parking lot", "classroom", "laboratory", "gym", "car")
+                  "parking lot", "classroom", "laboratory", "gym", "car", "laundry room")
+PROMPT = "a photo of a {place}"  # CLIP's zero-shot prompt for one place
 CLIP_REPO = "openai/clip-vit-base-patch32"
-_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], np.float32)
-_STD = np.array([0.26862954, 0.26130258, 0.27577711], np.float32)
+
+
+def clip_image_processor(image_size: int, folder: Optional[Any] = None) -> Any:
+    """transformers' ``CLIPImageProcessor``: a checkpoint folder's own, else its defaults (those of
+    openai/clip-vit-base-patch32) at ``image_size``."""
+    tf = import_torch_stack("transformers", "vlm")
+    if folder is not None:
+        return tf.CLIPImageProcessor.from_pretrained(folder)
+    return tf.CLIPImageProcessor(size={"shortest_edge": image_size},
+                                 crop_size={"height": image_size, "width": image_size})
 
 
 class FallbackSceneTagger:
@@ -38,6 +47,9 @@ class ClipSceneTagger:
     ``weights``: a local CLIP folder (Hugging Face layout) or the cached ``openai/clip-vit-base-patch32``;
     ``"random"`` builds a random CLIP (``random_arch``: "toy" tiny, "full" ViT-B/32; tags are meaningless).
     ``every``: re-tag every n-th call and repeat the last tag in between (places change slowly).
+    Frames are preprocessed by transformers' ``CLIPImageProcessor`` (the checkpoint's own settings; for
+    random weights its defaults at the model's input size): shorter side to the input size (bicubic),
+    centre crop, rescale, CLIP mean/std - so a non-square frame is cropped, never squashed.
     """
 
     name = "clip"
@@ -66,9 +78,15 @@ class ClipSceneTagger:
             self.tokenizer = tf.AutoTokenizer.from_pretrained(folder)
         self.model.eval().to(device)
         self.image_size = int(self.model.config.vision_config.image_size)
-        with self.torch.no_grad():
-            self._text = self._embed_text([f"a photo of a {p}" for p in self.places])
+        self.processor = clip_image_processor(self.image_size, None if self.tokenizer is None else folder)
+        self.prompts = [PROMPT.format(place=p) for p in self.places]
+        self.embed_places()
         self._calls, self._last = 0, ("unknown", 0.0)
+
+    def embed_places(self) -> None:
+        """(Re)compute the unit text features of the place prompts with the current model."""
+        with self.torch.no_grad():
+            self._text = self._embed_text(self.prompts)
 
     def _embed_text(self, prompts: list[str]) -> Any:
         if self.tokenizer is None:  # random model: stable hash ids, no tokenizer files needed
@@ -85,11 +103,10 @@ class ClipSceneTagger:
         return feats / feats.norm(dim=-1, keepdim=True)
 
     def _pixels(self, rgb: np.ndarray) -> Any:
-        from PIL import Image
-
-        img = Image.fromarray(rgb).resize((self.image_size, self.image_size), Image.BICUBIC)
-        x = (np.asarray(img, np.float32) / 255.0 - _MEAN) / _STD
-        return self.torch.from_numpy(x.transpose(2, 0, 1)[None]).to(self.device)
+        """(1, 3, S, S) CLIP input of an (H, W, 3) uint8 frame."""
+        if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
+            raise InvalidInputError(f"scene_tagger 'clip': image must be (H, W, 3) uint8, got {rgb.shape} {rgb.dtype}")
+        return self.processor(images=rgb, return_tensors="pt")["pixel_values"].to(self.device)
 
     def tag(self, rgb: np.ndarray) -> tuple[str, float]:
         self._calls += 1
