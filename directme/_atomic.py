@@ -183,7 +183,7 @@ def save_dir(directory: Any, kind: str, write: Callable[[Path], None], legacy: S
     try:
         return _save_dir(dest, kind, write)
     except SaveFailedError as e:  # a sub-directory's save (an agent's memory/): told for this one
-        raise _failed(dest, kind, had, e.errno, e.strerror or str(e)) from None
+        raise _failed(dest, kind, had, e.errno, getattr(e, "cause", "")) from None
     except OSError as e:
         raise _failed(dest, kind, had, e.errno, e.strerror or str(e)) from None
 
@@ -198,7 +198,7 @@ def _failed(dest: Path, kind: str, had: bool, code: Optional[int], why: str) -> 
               f"nothing was written to {dest}")
     err = SaveFailedError(f"cannot save the {kind} to {dest}: {why}{f' - {hint}' if hint else ''}; {before}. "
                           "Save it again once the cause is fixed, or to another disk")
-    err.errno, err.strerror = code, why
+    err.errno, err.cause = code, why  # (no strerror: str(err) stays the message above)
     return err
 
 
