@@ -1,8 +1,8 @@
 """Hostile-input fuzzing of directme's doors, driven by hypothesis with a fixed seed (the same inputs, in the
 same order, on every run with the same ``--seed`` and ``--examples``; no example database, no shrinking).
 
-    python benchmarks/fuzz_inputs.py [--examples 2000] [--seed 0] [--targets observe ask config loaders load]
-                                     [--show 8]
+    python benchmarks/fuzz_inputs.py [--examples 2000] [--seed 0]
+                                     [--targets observe ask config loaders load save http cli] [--show 8]
 
 Targets (``--examples`` each):
 
@@ -11,7 +11,8 @@ Targets (``--examples`` each):
   with one field replaced: times (NaN, inf, strings, bools, 1e308, out of order), images (dtype, shape),
   depth (millimetres, NaN, inf, negative, shape, dtype), poses (non-rigid, NaN, 1e9 m), intrinsics
   (fx = 1e-9, NaN, size), instances (label None/int, track id "abc", score, mask, embedding, box, duplicate
-  ids, not a list), scene tags - or left valid.
+  ids, not a list), embedding lengths (two instances', against each other and the memory's; values 1e300
+  or 1e-300), crowded frames (1,000 to 5,000 instances), scene tags - or left valid.
 - ``ask``: ``Agent.ask`` with generated questions (text, None, numbers, huge numbers inside the text), times
   (None, numbers, NaN, inf, strings, future) and options (lists, a str, a dict, a set, non-strings,
   400-digit numbers, over-long lists and texts) on an agent that has seen 4 frames.
@@ -25,7 +26,22 @@ Targets (``--examples`` each):
   truncation, 100k-deep nesting, 400-digit and 1e308 numbers, NaN, wrong top level). What loads must be
   usable: finite times within a week, non-empty question texts, options as strings.
 - ``load``: ``Agent.load`` on a copy of a saved agent with one file deleted, truncated, emptied, replaced by
-  random bytes or by a folder, one byte flipped, or a JSON value replaced. What loads must answer a question.
+  random bytes or by a folder, one byte flipped, or a JSON value replaced; or damaged with the checksums
+  recomputed (the manifests' own included): deep nesting or a 41- to 100,000-digit integer in a JSON file,
+  an ``.npy`` header declaring more (or fewer) bytes than it holds, a manifest naming an impossible file
+  (NUL, newline, backslash, 300 characters). What loads must answer a question.
+- ``save``: ``Agent.save`` over an earlier save while the disk fails: a fake failing filesystem (an audit hook
+  refusing the n-th file or directory change with ENOSPC, EFBIG, EROFS, EIO, EDQUOT or EACCES) or a file
+  size limit (RLIMIT_FSIZE, in a forked child). The error must name the directory, and the earlier save
+  must load as before with nothing left beside it (else ``memory_changed_on_error``).
+- ``http``: the OpenAI-compatible answerer against a loopback server (127.0.0.1) sending an answer or a
+  decompression bomb, deep nesting, a 5,000-digit integer, garbage, plain or gzip / deflate (zlib or raw)
+  encoded, or with nested, unknown, lying or cut encodings; its ``/models`` lists the Authorization header
+  it received as the model id. Invalid replies must end as ``backend_error`` answers within the deadline + 1 s
+  (else ``silent_accept_of_invalid``), the API key never in the answer (else ``unclear_errors``).
+- ``cli``: ``directme run`` / ``directme eval`` with one of ``--fps``, ``--max-frames``, ``--map-every``,
+  ``--report-maps`` drawn (negative, NaN, inf, 1e308, text, ...) or an output path (``--out``, ``--rerun``,
+  eval ``--out``) that is a directory, a file or below a file: a bad value must exit 2 naming the option.
 
 Each example is classified, and the last line reads
 ``unclear_errors=N silent_accept_of_invalid=N memory_changed_on_error=N`` (targets: 0 0 0):
