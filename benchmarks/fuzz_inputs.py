@@ -522,7 +522,8 @@ RANGE_BAD = {("query", "reach_m"): 0.0, ("query", "max_keyframes"): -1, ("query"
              ("memory", "map", "pixel_stride"): 0, ("memory", "keyframes", "image_max_side"): 0,
              ("memory", "places", "edge_knn"): -1, ("memory", "keyframes", "jpeg_quality"): 101,
              ("memory", "association", "overlap_min"): 1.5, ("memory", "relocalisation", "max_yaw_deg"): 91.0,
-             ("memory", "gone", "view_range_m"): [4.0, 1.0], ("memory", "map", "voxel_m"): -0.05,
+             ("memory", "places", "max_near_edges"): 0, ("memory", "map", "max_instances_per_frame"): 0,
+             ("memory", "map", "voxel_m"): -0.05,
              ("perception", "seed"): -1, ("memory", "heading", "grid_cols"): 0, ("memory", "gone", "min_empty"): 2.0}
 
 
