@@ -1163,7 +1163,7 @@ def save_example(data: st.DataObject, tmp: Path) -> None:
             name, clear, msg = got
             exc = (type(name, (DirectmeError,), {}) if clear else type(name, (Exception,), {}))(msg)
     else:
-        DISK.root, DISK.at, DISK.seen = str(d), data.draw(st.integers(1, 30), label="at"), 0
+        DISK.root, DISK.at, DISK.seen = str(d), data.draw(st.integers(1, 14), label="at"), 0
         DISK.code = getattr(errno, how)
         try:
             _, exc = call(lambda: new_agent.save(d / "agent"))

@@ -8,8 +8,8 @@ the caller's thread) and every socket operation (connect, TLS handshake, write, 
 left before it, so a request ends at the deadline; a reply announcing or streaming more than ``max_bytes``
 is refused after reading at most that much. A compressed reply (``Content-Encoding`` gzip or deflate, one
 layer; any other or nested encoding is refused) is decoded here, in pieces of at most ``DECODE_PIECE`` bytes
-with the deadline checked between them, and ``max_bytes`` bounds the decoded bytes too. Proxies from the environment are not used (they would bypass
-the deadline); certificates are verified as httpx does by default.
+with the deadline checked between them, and ``max_bytes`` bounds the decoded bytes too. Proxies from the
+environment are not used (they would bypass the deadline); certificates are verified as httpx does by default.
 """
 from __future__ import annotations
 

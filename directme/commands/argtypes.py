@@ -25,26 +25,25 @@ def at_least(lo: int) -> Callable[[str], int]:
     return parse
 
 
+def _real(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+
+
 def fps(text: str) -> float:
     """argparse type: frames per second, a finite number in [0, MAX_FPS] (0 = every frame)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= v <= MAX_FPS:
+    if not 0 <= _real(text, "a number") <= MAX_FPS:
         raise argparse.ArgumentTypeError(f"must be in [0, {MAX_FPS:g}] frames per second (0 = all), got {text}")
-    return v
+    return float(text)
 
 
 def seconds(text: str) -> float:
     """argparse type: a finite number of seconds > 0."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < v < math.inf:
+    if not 0 < _real(text, "a number of seconds") < math.inf:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
-    return v
+    return float(text)
 
 
 def check_path(flag: str, value: Optional[Any], is_dir: bool) -> Optional[Path]:

@@ -49,7 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--map-every", type=seconds, default=1.0, metavar="SECONDS",
                    help="log the memory (objects, places, graph) to rerun every this many stream seconds")
     p.add_argument("--report", default=None, metavar="DIR", help="write top-down PNGs and DIR/index.html")
-    p.add_argument("--report-maps", type=at_least(0), default=4, help="map snapshots in the report besides the questions")
+    p.add_argument("--report-maps", type=at_least(0), default=4,
+                   help="map snapshots in the report besides the questions")
     p.add_argument("--report-questions", type=at_least(0), default=12,
                    help="at most this many question images in the report (evenly spread; 0 = none)")
     p.add_argument("--save", default=None, metavar="DIR", help="save the memory at the end (resume with --load)")

@@ -68,7 +68,7 @@ class MapConfig:
     position_trim: float = 0.02  # position = centre of the [trim, 1 - trim] quantile box of the voxels
     obs_trim: float = 0.1  # the same for one observation's points (used to associate it)
     min_cam_depth_m: float = 0.2  # points nearer the camera than this are never projected (carving, gone checks)
-    max_instances_per_frame: int = 1000  # a frame with more instances is refused whole (a detector's output, not a scene)
+    max_instances_per_frame: int = 1000  # a frame with more instances is refused (a detector's output, not a scene)
 
     def __post_init__(self) -> None:
         _check(self, positive=("voxel_m", "max_depth_m", "min_cam_depth_m"),

@@ -62,7 +62,8 @@ def _check_embeddings(fp: FramePerception, dim: Optional[int]) -> Optional[int]:
             continue
         where = f"frame {f.index} at t={f.t_s:.3f}s: instance {inst.track_id} ({inst.label}): embedding"
         if e.ndim != 1 or e.dtype.kind not in "iuf":
-            raise InvalidInputError(f"{where} must be a 1-D vector of real numbers, got shape {e.shape} dtype {e.dtype}")
+            raise InvalidInputError(f"{where} must be a 1-D vector of real numbers, got shape {e.shape} "
+                                    f"dtype {e.dtype}")
         if dim is not None and len(e) != dim:
             raise InvalidInputError(f"{where} has {len(e)} values, but the memory's embeddings have {dim}: one "
                                     "embedding model per memory (start a new memory to change it)")

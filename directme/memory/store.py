@@ -136,7 +136,7 @@ class SpatialMemory:
         in (all-or-nothing for several frames); returns the embedding length after ``fp``."""
         latest = after_t_s if after_t_s is not None else self.latest_t_s
         dim = embedding_dim
-        if dim is None and isinstance(fp, FramePerception) and any(i.embedding is not None for i in getattr(fp, "instances", ())):
+        if dim is None and isinstance(fp, FramePerception) and any(i.embedding is not None for i in fp.instances):
             dim = self.objects.embedding_dim()
         return validate(fp, latest if latest is not None else -math.inf, self.cfg, dim)
 
