@@ -1,8 +1,8 @@
 """Hostile-input fuzzing of directme's doors, driven by hypothesis with a fixed seed (the same inputs, in the
 same order, on every run with the same ``--seed`` and ``--examples``; no example database, no shrinking).
 
-    python benchmarks/fuzz_inputs.py [--examples 2000] [--seed 0] [--targets observe ask config loaders load]
-                                     [--show 8]
+    python benchmarks/fuzz_inputs.py [--examples 2000] [--seed 0]
+                                     [--targets observe ask config loaders load save http cli] [--show 8]
 
 Targets (``--examples`` each):
 
@@ -11,7 +11,8 @@ Targets (``--examples`` each):
   with one field replaced: times (NaN, inf, strings, bools, 1e308, out of order), images (dtype, shape),
   depth (millimetres, NaN, inf, negative, shape, dtype), poses (non-rigid, NaN, 1e9 m), intrinsics
   (fx = 1e-9, NaN, size), instances (label None/int, track id "abc", score, mask, embedding, box, duplicate
-  ids, not a list), scene tags - or left valid.
+  ids, not a list), embedding lengths (two instances', against each other and the memory's; values 1e300
+  or 1e-300), crowded frames (1,000 to 5,000 instances), scene tags - or left valid.
 - ``ask``: ``Agent.ask`` with generated questions (text, None, numbers, huge numbers inside the text), times
   (None, numbers, NaN, inf, strings, future) and options (lists, a str, a dict, a set, non-strings,
   400-digit numbers, over-long lists and texts) on an agent that has seen 4 frames.
@@ -25,7 +26,22 @@ Targets (``--examples`` each):
   truncation, 100k-deep nesting, 400-digit and 1e308 numbers, NaN, wrong top level). What loads must be
   usable: finite times within a week, non-empty question texts, options as strings.
 - ``load``: ``Agent.load`` on a copy of a saved agent with one file deleted, truncated, emptied, replaced by
-  random bytes or by a folder, one byte flipped, or a JSON value replaced. What loads must answer a question.
+  random bytes or by a folder, one byte flipped, or a JSON value replaced; or damaged with the checksums
+  recomputed (the manifests' own included): deep nesting or a 41- to 100,000-digit integer in a JSON file,
+  an ``.npy`` header declaring more (or fewer) bytes than it holds, a manifest naming an impossible file
+  (NUL, newline, backslash, 300 characters). What loads must answer a question.
+- ``save``: ``Agent.save`` over an earlier save while the disk fails: a fake failing filesystem (an audit hook
+  refusing the n-th file or directory change with ENOSPC, EFBIG, EROFS, EIO, EDQUOT or EACCES) or a file
+  size limit (RLIMIT_FSIZE, in a forked child). The error must name the directory, and the earlier save
+  must load as before with nothing left beside it (else ``memory_changed_on_error``).
+- ``http``: the OpenAI-compatible answerer against a loopback server (127.0.0.1) sending an answer or a
+  decompression bomb, deep nesting, a 5,000-digit integer, garbage, plain or gzip / deflate (zlib or raw)
+  encoded, or with nested, unknown, lying or cut encodings; its ``/models`` lists the Authorization header
+  it received as the model id. Invalid replies must end as ``backend_error`` answers within the deadline + 1 s
+  (else ``silent_accept_of_invalid``), the API key never in the answer (else ``unclear_errors``).
+- ``cli``: ``directme run`` / ``directme eval`` with one of ``--fps``, ``--max-frames``, ``--map-every``,
+  ``--report-maps`` drawn (negative, NaN, inf, 1e308, text, ...) or an output path (``--out``, ``--rerun``,
+  eval ``--out``) that is a directory, a file or below a file: a bad value must exit 2 naming the option.
 
 Each example is classified, and the last line reads
 ``unclear_errors=N silent_accept_of_invalid=N memory_changed_on_error=N`` (targets: 0 0 0):
@@ -210,12 +226,15 @@ OBS_NEEDLES = ("frame", "instance", "depth", "pose", "intrinsics", "mask", "labe
                "rgb", "track", "embedding", "box", "meta", "index", "source", "time")
 
 FRAME_MUTATIONS = ("valid", "t", "rgb", "depth", "pose", "intrinsics", "index", "source", "meta", "label", "track_id",
-                   "score", "mask", "embedding", "box", "duplicate", "instances", "scene_tag", "scene_tag_score")
+                   "score", "mask", "embedding", "box", "duplicate", "instances", "scene_tag", "scene_tag_score",
+                   "embedding_size", "crowded")
+MAX_INSTANCES = 1000  # memory.map.max_instances_per_frame's default
 
 
-def build_step(data: st.DataObject, fp: FramePerception, last_t: float, via_perception: bool
-               ) -> tuple[str, str, Optional[str], tuple[str, ...], Callable[[], Any]]:
-    """(mutation, its description, why invalid ("" valid), needles, a function building the input)."""
+def build_step(data: st.DataObject, fp: FramePerception, last_t: float, via_perception: bool,
+               emb_dim: Optional[int] = None) -> tuple[str, str, Optional[str], tuple[str, ...], Callable[[], Any]]:
+    """(mutation, its description, why invalid ("" valid), needles, a function building the input);
+    ``emb_dim``: the length of the embeddings the memory holds (None: none yet)."""
     kind = data.draw(st.sampled_from(FRAME_MUTATIONS), label="mutation")
     f, insts, tag, tag_score = fp.frame, list(fp.instances), fp.scene_tag, 1.0
     fkw: dict[str, Any] = dict(t_s=f.t_s, rgb=f.rgb, depth_m=f.depth_m, T_world_cam=f.T_world_cam,
@@ -318,7 +337,25 @@ def build_step(data: st.DataObject, fp: FramePerception, last_t: float, via_perc
                                 "vec": np.linspace(0.1, 1, 8), "list": [0.1, 0.2, 0.3], "empty": np.zeros(0),
                                 "str": "emb"}[choice]
         why = "" if choice in ("vec", "list") else f"embedding {choice}"
+        size = {"vec": 8, "list": 3}.get(choice)
+        if size is not None and emb_dim not in (None, size):
+            why = f"embedding of {size} values, the memory's have {emb_dim}"
         needles, desc = ("embedding",), f"embedding {choice}"
+    elif kind == "embedding_size":  # two instances' embeddings: their lengths, and the memory's
+        a, b = data.draw(st.sampled_from([4, 8, 12])), data.draw(st.sampled_from([4, 8, 12]))
+        scale = data.draw(st.sampled_from([1.0, 1e-300, 1e300]), label="scale")
+        insts = [InstanceObservation(i.track_id, i.label, i.score, i.mask, np.full(n, scale), i.box_xyxy)
+                 for i, n in zip(insts[:2], (a, b))] + insts[2:]
+        why = "" if a == b and emb_dim in (None, a) and scale == 1.0 else \
+            f"embedding sizes {a}, {b} (memory {emb_dim}), values {scale:g}"
+        needles, desc = ("embedding",), f"embedding sizes {a} {b} x{scale:g}"
+    elif kind == "crowded":  # more instances than memory.map.max_instances_per_frame
+        n = data.draw(st.sampled_from([MAX_INSTANCES, MAX_INSTANCES + 1, 5 * MAX_INSTANCES]), label="instances")
+        tiny = np.zeros((48, 64), bool)
+        tiny[:2, :2] = True
+        insts = [InstanceObservation(100 + k, "cup", 0.5, tiny) for k in range(n)]
+        why = "" if n <= MAX_INSTANCES else f"{n} instances"
+        needles, desc = ("instances",), f"{n} instances"
     elif kind == "box":
         choice = data.draw(st.sampled_from(["ok", "reversed", "nan", "three", "str"]))
         inst_kw["box_xyxy"] = {"ok": (1.0, 2.0, 10.0, 12.0), "reversed": (10.0, 2.0, 1.0, 12.0),
@@ -371,7 +408,8 @@ def observe_example(data: st.DataObject) -> None:
     for _ in range(data.draw(st.integers(1, 3), label="steps")):
         k = data.draw(st.integers(1, len(FPS) - 1), label="frame")
         via_perception = data.draw(st.booleans(), label="via")
-        kind, desc, why, needles, make = build_step(data, FPS[k], last_t, via_perception)
+        kind, desc, why, needles, make = build_step(data, FPS[k], last_t, via_perception,
+                                                    agent.memory.objects.embedding_dim())
         before = agent_state(agent)
         fn = "observe_perception" if via_perception else "observe"
         _, exc = call(lambda: getattr(agent, fn)(make()))
@@ -484,7 +522,8 @@ RANGE_BAD = {("query", "reach_m"): 0.0, ("query", "max_keyframes"): -1, ("query"
              ("memory", "map", "pixel_stride"): 0, ("memory", "keyframes", "image_max_side"): 0,
              ("memory", "places", "edge_knn"): -1, ("memory", "keyframes", "jpeg_quality"): 101,
              ("memory", "association", "overlap_min"): 1.5, ("memory", "relocalisation", "max_yaw_deg"): 91.0,
-             ("memory", "gone", "view_range_m"): [4.0, 1.0], ("memory", "map", "voxel_m"): -0.05,
+             ("memory", "places", "max_near_edges"): 0, ("memory", "map", "max_instances_per_frame"): 0,
+             ("memory", "map", "voxel_m"): -0.05,
              ("perception", "seed"): -1, ("memory", "heading", "grid_cols"): 0, ("memory", "gone", "min_empty"): 2.0}
 
 
@@ -931,9 +970,16 @@ def load_example(data: st.DataObject, tmp: Path) -> None:
     shutil.copytree(SAVED, d)
     f = d / rel
     raw = f.read_bytes()
-    kind = data.draw(st.sampled_from(["delete", "truncate", "empty", "garbage", "folder", "flip", "json_value"]))
+    kind = data.draw(st.sampled_from(["delete", "truncate", "empty", "garbage", "folder", "flip", "json_value",
+                                      "nested", "bigint", "npy_header", "bad_name"]))
     why: Optional[str] = f"{kind} {rel}"
-    if kind == "delete":
+    if kind in ("nested", "bigint", "npy_header", "bad_name"):  # damage the checksums cannot catch: resealed
+        rel = _resealed_damage(data, d, kind, rel)
+        if rel is None:
+            shutil.rmtree(d, ignore_errors=True)
+            return
+        why = f"{kind} {rel}"
+    elif kind == "delete":
         f.unlink()
     elif kind == "truncate":
         f.write_bytes(raw[: data.draw(st.integers(0, max(0, len(raw) - 1)), label="cut")])
@@ -976,6 +1022,335 @@ def load_example(data: st.DataObject, tmp: Path) -> None:
     shutil.rmtree(d, ignore_errors=True)
 
 
+def _reseal(save: Path) -> None:
+    """Recompute the manifests' sizes and sha256 and their own (memory/ first)."""
+    import hashlib
+
+    from directme._atomic import SELF_SHA, manifest_digest
+
+    for m in (save / "memory" / "manifest.json", save / "manifest.json"):
+        try:
+            data = json.loads(m.read_text())
+        except (ValueError, RecursionError):  # the manifest is the damaged file: left as it is
+            continue
+        for rel in data["files"]:
+            p = m.parent / rel
+            if p.is_file():
+                data["files"][rel] = {"size": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+        data[SELF_SHA] = manifest_digest(data)
+        m.write_text(json.dumps(data))
+
+
+def _resealed_damage(data: st.DataObject, d: Path, kind: str, rel: Path) -> Optional[Path]:
+    """Damage a save the way an edit that recomputes the checksums would (the manifest's own included): deep
+    nesting or a huge integer in a JSON file, an .npy header declaring more than its bytes, a manifest naming
+    an impossible file. Returns the file damaged (None: nothing to do for this file)."""
+    if kind in ("nested", "bigint"):
+        if rel.suffix != ".json":
+            return None
+        text = (d / rel).read_text()
+        if kind == "nested":
+            depth = data.draw(st.sampled_from([100, 5000, 100_000]), label="depth")
+            opener = data.draw(st.sampled_from(["[", '{"a":']), label="opener")
+            closer = "]" if opener == "[" else "}"
+            value = opener * depth + "1" + closer * depth * data.draw(st.sampled_from([0, 1]), label="closed")
+        else:
+            value = ("-" if data.draw(st.booleans()) else "") + "7" * data.draw(st.sampled_from([41, 4301, 100_000]))
+        (d / rel).write_text(text.replace("{", '{"x": ' + value + ", ", 1) if text.startswith("{") else value)
+        _reseal(d)
+        return rel
+    if kind == "npy_header":
+        arrays = d / "memory" / "arrays.npz"
+        shape = data.draw(st.sampled_from([(10 ** 12,), (10 ** 9,), (2 ** 62, 4), (3,), (0,)]), label="shape")
+        n_bytes = data.draw(st.sampled_from([0, 24, 64]), label="bytes")
+        if int(np.prod(shape, dtype=object)) * 8 == n_bytes:
+            n_bytes += 8  # always one that does not add up
+        import zipfile
+
+        with zipfile.ZipFile(arrays, "a") as z, z.open("extra.npy", "w") as f:
+            np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": shape})
+            f.write(b"\0" * n_bytes)
+        _reseal(d)
+        return arrays.relative_to(d)
+    m = d / "manifest.json"
+    from directme._atomic import SELF_SHA, manifest_digest
+
+    doc = json.loads(m.read_text())
+    name = data.draw(st.sampled_from(["agent\x00.json", "a\nb", "x" * 300, "..\\agent.json", "a/\x7f"]), label="name")
+    doc["files"][name] = doc["files"]["agent.json"]
+    doc[SELF_SHA] = manifest_digest(doc)
+    m.write_text(json.dumps(doc))
+    return Path("manifest.json")
+
+
+# ------------------------------------------------------------------------------------------ Agent.save, disk errors
+
+
+class _FaultyDisk:
+    """A fake failing filesystem: an audit hook that makes the ``at``-th change under ``root`` (a file opened
+    for writing, a directory made, a rename, a removal) fail with OSError ``code`` (nothing is done)."""
+
+    EVENTS = ("os.rename", "os.mkdir", "os.remove", "os.rmdir", "shutil.rmtree", "os.truncate")
+    WRITING = __import__("os").O_WRONLY | __import__("os").O_RDWR | __import__("os").O_CREAT
+
+    def __init__(self) -> None:
+        self.root, self.at, self.code, self.seen = None, 0, 0, 0
+        sys.addaudithook(self.hook)
+
+    def hook(self, event: str, args: tuple) -> None:
+        if self.root is None or not args:
+            return
+        if event == "open":
+            if not (isinstance(args[2], int) and args[2] & self.WRITING or isinstance(args[1], str) and
+                    any(c in args[1] for c in "wxa+")):
+                return
+        elif event not in self.EVENTS:
+            return
+        import os
+
+        path = args[0]
+        if not isinstance(path, (str, bytes, os.PathLike)) or not os.fsdecode(path).startswith(self.root):
+            return
+        self.seen += 1
+        if self.seen == self.at:
+            raise OSError(self.code, os.strerror(self.code), os.fsdecode(path))
+
+
+DISK: Optional[_FaultyDisk] = None
+SAVE_CODES = ("ENOSPC", "EFBIG", "EROFS", "EIO", "EDQUOT", "EACCES")
+
+
+def _limited_save(agent: Agent, target: str, limit: int, out: Any) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+    try:
+        agent.save(target)
+        out.put(None)
+    except BaseException as exc:  # noqa: BLE001 - the parent classifies it
+        out.put((type(exc).__name__, isinstance(exc, DirectmeError), str(exc)))
+
+
+def save_example(data: st.DataObject, tmp: Path) -> None:
+    """``Agent.save`` over an earlier save while the disk fails: the n-th file or directory change refused with
+    ENOSPC, EFBIG, EROFS, EIO, EDQUOT or EACCES (a fake filesystem), or a file size limit (RLIMIT_FSIZE, in
+    a forked child). The error must be a DirectmeError naming the directory; the earlier save must load as
+    it was, and nothing may be left beside it."""
+    import errno
+    import multiprocessing
+
+    global DISK
+    DISK = DISK or _FaultyDisk()
+    d = tmp / f"save{time.monotonic_ns()}"
+    old_agent, new_agent = Agent(BASE_CONFIG), Agent(BASE_CONFIG)
+    for fp in FPS[:3]:
+        old_agent.observe_perception(fp)
+    for fp in FPS[:3 + data.draw(st.integers(1, 5), label="frames")]:
+        new_agent.observe_perception(fp)
+    old_agent.save(d / "agent")
+    before = agent_state(Agent.load(d / "agent"))
+    how = data.draw(st.sampled_from(SAVE_CODES + ("RLIMIT_FSIZE",)), label="fault")
+    exc: Optional[BaseException] = None
+    if how == "RLIMIT_FSIZE":
+        limit = data.draw(st.sampled_from([0, 100, 4096, 20_000]), label="limit")
+        ctx = multiprocessing.get_context("fork")
+        out = ctx.Queue()
+        child = ctx.Process(target=_limited_save, args=(new_agent, str(d / "agent"), limit, out))
+        child.start()
+        got = out.get(timeout=60)
+        child.join(timeout=30)
+        if got is not None:
+            name, clear, msg = got
+            exc = (type(name, (DirectmeError,), {}) if clear else type(name, (Exception,), {}))(msg)
+    else:
+        DISK.root, DISK.at, DISK.seen = str(d), data.draw(st.integers(1, 14), label="at"), 0
+        DISK.code = getattr(errno, how)
+        try:
+            _, exc = call(lambda: new_agent.save(d / "agent"))
+        finally:
+            DISK.root = None
+        if exc is None and DISK.seen < DISK.at:
+            shutil.rmtree(d, ignore_errors=True)
+            return  # the save needed fewer changes than the fault's position: nothing failed
+    TALLY["save"].examples += 1
+    classify("save", f"{how}", None, exc, (str(d / "agent"),))
+    if exc is not None:
+        after, load_exc = call(lambda: agent_state(Agent.load(d / "agent")))
+        left = sorted(p.name for p in d.iterdir())
+        if load_exc is not None or not _same(after, before) or left != ["agent"]:
+            TALLY["save"].changed[_key(f"{how}: earlier save not intact ({load_exc}; {left})")] += 1
+    shutil.rmtree(d, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------ OpenAI-compatible server
+
+
+class _Reply:
+    """What the loopback server sends next: status, headers, body (set per example)."""
+
+    status, headers, body = 200, {}, b"{}"
+
+
+def _server() -> str:
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _send(self) -> None:
+            self.send_response(_Reply.status)
+            for k, v in {"Content-Type": "application/json", "Content-Length": str(len(_Reply.body)),
+                         **_Reply.headers}.items():
+                self.send_header(k, v)
+            self.end_headers()
+            try:
+                self.wfile.write(_Reply.body)
+            except OSError:
+                pass
+
+        def do_GET(self) -> None:
+            if self.path.endswith("/models"):  # a hostile server: the model id is the key it was sent
+                body = json.dumps({"data": [{"id": self.headers.get("Authorization", "")}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self._send()
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self._send()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return f"http://127.0.0.1:{srv.server_address[1]}/v1"
+
+
+SERVER: Optional[str] = None
+API_KEY = "sk-fuzz-0123456789abcdef"
+
+
+def http_example(data: st.DataObject) -> None:
+    """The OpenAI-compatible answerer against a loopback server sending one reply: an answer, plain or gzip /
+    deflate encoded (valid: the letter must come back), or one built invalid - nested, unknown or lying
+    encodings, corrupt or cut compressed data, a decompression bomb, deep nesting, huge integers - which
+    must give a BACKEND_ERROR answer (never an exception, never the key) within the deadline + 1 s."""
+    import gzip
+    import zlib
+
+    from directme.answerers.base import QueryContext
+    from directme.answerers.openai_api import build
+    from directme.types import Flag
+
+    global SERVER
+    SERVER = SERVER or _server()
+    ok = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "B"}}]}).encode()
+    body_kind = data.draw(st.sampled_from(["answer", "bomb", "deep", "bigint", "garbage", "not json"]), label="body")
+    body = {"answer": ok, "bomb": b'{"choices": [{"message": {"content": "' + b"x" * (6 << 20) + b'"}}]}',
+            "deep": b"[" * 100_000, "bigint": b'{"choices": [{"index": ' + b"7" * 5000 + b"}]}",
+            "garbage": data.draw(st.binary(max_size=64), label="bytes"), "not json": b"<html>oops</html>"}[body_kind]
+    enc = data.draw(st.sampled_from(["", "identity", "gzip", "x-gzip", "deflate", "raw deflate", "br", "zstd",
+                                     "gzip, gzip", "deflate, gzip", "GZIP", "compress", "gzip cut", "gzip lie"]),
+                    label="encoding")
+    coded = {"gzip": gzip.compress, "x-gzip": gzip.compress, "GZIP": gzip.compress, "deflate": zlib.compress,
+             "raw deflate": lambda b: zlib.compress(b)[2:-4], "gzip, gzip": lambda b: gzip.compress(gzip.compress(b)),
+             "deflate, gzip": lambda b: gzip.compress(zlib.compress(b)), "gzip cut": lambda b: gzip.compress(b)[:-9],
+             "gzip lie": lambda b: b}.get(enc, lambda b: b)(body)
+    header = {"raw deflate": "deflate", "gzip cut": "gzip", "gzip lie": "gzip"}.get(enc, enc)
+    _Reply.status, _Reply.headers, _Reply.body = 200, ({"Content-Encoding": header} if header else {}), coded
+    valid = body_kind == "answer" and enc in ("", "identity", "gzip", "x-gzip", "GZIP", "deflate", "raw deflate")
+    why = "" if valid else f"{body_kind} body, encoding {enc!r}"
+    timeout_s = 3.0
+    a = build({"base_url": SERVER, "model": data.draw(st.sampled_from(["m", ""]), label="model"), "api_key": API_KEY,
+               "timeout_s": timeout_s, "retries": 1, "backoff_s": 0.05, "max_reply_bytes": 1 << 20})
+    ctx = QueryContext(question="Where is the sofa now?", t_s=10.0, options=("front", "behind"), intent=None,
+                       snapshot=None, subgraph_text="Time: 10.0 s.\nObjects:\n- sofa [o1]: front, 2.0 m")
+    t0 = time.monotonic()
+    ans, exc = call(lambda: a.answer(ctx))
+    took = time.monotonic() - t0
+    a.close()
+    TALLY["http"].examples += 1
+    what = f"{body_kind} body, encoding {enc!r}"
+    if exc is not None:
+        classify("http", what, why, exc, ("reply", "encoding"))
+        return
+    if took > timeout_s + 1.0:
+        TALLY["http"].unclear[_key(f"{what}: took {took:.1f} s (timeout_s {timeout_s})")] += 1
+    if any(API_KEY in x for x in (ans.answerer, ans.text, ans.raw_output)):
+        TALLY["http"].unclear[_key(f"{what}: the API key is shown: {ans.answerer} {ans.text}")] += 1
+    failed = Flag.BACKEND_ERROR in ans.flags
+    if why and not failed:
+        TALLY["http"].silent[_key(f"{what}: answered {ans.letter!r} {ans.text!r:.60}")] += 1
+    elif not why and (failed or ans.letter != "B"):
+        TALLY["http"].rejected_valid[_key(f"{what}: {ans.text}")] += 1
+
+
+# ------------------------------------------------------------------------------------------ CLI arguments
+
+
+CLI_VALUES = st.one_of(st.sampled_from(["-3", "-1", "0", "1", "2.5", "nan", "inf", "-inf", "1e308", "1e-9", "",
+                                        "abc", "10", "1000", "1001", "99999999999999999999"]), st.text(max_size=6))
+
+
+def cli_example(data: st.DataObject, tmp: Path) -> None:
+    """``directme run`` / ``directme eval`` with one numeric option or output path drawn: a bad one must be
+    refused by argparse (exit 2, the option named) or with a clear error naming it, the same way by both
+    commands; never a traceback."""
+    import contextlib as cl
+    import io
+
+    from directme.cli import main as cli_main
+
+    opt = data.draw(st.sampled_from(["--fps", "--max-frames", "--map-every", "--report-maps", "--rerun",
+                                     "--out", "--eval-out", "--eval-fps"]), label="option")
+    if opt in ("--rerun", "--out", "--eval-out"):
+        kind = data.draw(st.sampled_from(["dir", "file", "below file", "empty", "new"]), label="path")
+        f = tmp / "a_file"
+        f.write_text("x")
+        value = {"dir": str(tmp), "file": str(f), "below file": str(f / "x"), "empty": " ", "new": str(tmp / "new" /
+                                                                                                     "x")}[kind]
+        is_dir = opt == "--eval-out"
+        ok = kind == "new" or (kind == "dir" and is_dir) or (kind == "file" and not is_dir)
+    else:
+        value = data.draw(CLI_VALUES, label="value")
+        try:
+            v = float(value)
+        except ValueError:
+            v = math.nan
+        try:
+            n: Optional[int] = int(value)
+        except ValueError:
+            n = None
+        ok = {"--fps": 0 <= v <= 1000, "--eval-fps": 0 <= v <= 1000, "--map-every": 0 < v < math.inf,
+              "--max-frames": n is not None and n >= 1, "--report-maps": n is not None and n >= 0}[opt]
+    name = opt.replace("eval-", "")
+    argv = (["eval", "sim", "--annotations", str(tmp / "none"), name, value] if opt.startswith("--eval") else
+            ["run", str(tmp / "no_input"), opt, value])
+    def run() -> Any:
+        try:
+            return cli_main(argv)
+        except SystemExit as e:  # argparse's refusal
+            return e.code
+
+    err = io.StringIO()
+    with cl.redirect_stderr(err), cl.redirect_stdout(io.StringIO()):
+        rc, exc = call(run)
+    TALLY["cli"].examples += 1
+    what = f"{argv[0]} {name} {value!r:.30}"
+    if exc is not None:
+        classify("cli", what, "" if ok else what, exc, (name,))
+        return
+    refused_for_it = rc == 2 and name in err.getvalue()
+    if not ok and not refused_for_it:
+        TALLY["cli"].silent[_key(f"{what}: rc={rc} {err.getvalue()[-120:]}")] += 1
+    elif ok and refused_for_it:
+        TALLY["cli"].rejected_valid[_key(f"{what}: {err.getvalue()[-120:]}")] += 1
+
+
 # ------------------------------------------------------------------------------------------ main
 
 
@@ -991,7 +1366,7 @@ def run_target(name: str, fn: Callable[..., None], n: int, seed_value: int, *ext
 
 
 TARGETS = {"observe": observe_example, "ask": ask_example, "config": config_example, "loaders": loader_example,
-           "load": load_example}
+           "load": load_example, "save": save_example, "http": http_example, "cli": cli_example}
 
 
 def main() -> int:
@@ -1011,7 +1386,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fuzz_inputs_") as tmp:
         for name in args.targets:
             t1 = time.perf_counter()
-            extra = () if name in ("observe", "ask") else (Path(tmp),)
+            extra = () if name in ("observe", "ask", "http") else (Path(tmp),)
             run_target(name, TARGETS[name], args.examples, args.seed, *extra)
             t = TALLY[name]
             print(f"{name}: examples={t.examples} unclear={sum(t.unclear.values())} silent={sum(t.silent.values())} "

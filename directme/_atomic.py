@@ -20,9 +20,14 @@ from there (a warning names it). A ``.directme-new-*`` directory is never read: 
 The next save to ``DIR`` removes what was left over. One writer at a time per destination: two processes
 saving to the same directory at once are not supported.
 
-Loading (``verify``): every file the manifest lists must be a regular file (no symbolic link on the way)
-with the recorded size and sha256; a problem raises ``InvalidSaveError`` naming the file, the problem and
-what to do. Saves written before manifests existed have none; their loaders say whether that is allowed.
+A disk error while saving (full, file too large, read-only, I/O error) raises ``SaveFailedError`` naming the
+destination and the cause; the previous save there is left as it was (the new one is removed).
+
+Loading (``verify``): the manifest's own sha256 (``manifest_sha256``, over its other fields; saves from
+before it have none), then every file it lists must be a regular file (no symbolic link on the way) with the
+recorded size and sha256; a problem raises ``InvalidSaveError`` naming the file, the problem and what to
+do. JSON files are read with bounded nesting and integer size (``read_json``). Saves written before
+manifests existed have none; their loaders say whether that is allowed.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -38,10 +44,14 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
-from .errors import InvalidInputError, InvalidSaveError
+from .errors import DirectmeError, InvalidInputError, InvalidSaveError, SaveFailedError
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "directme-manifest/1"
+SELF_SHA = "manifest_sha256"  # the manifest's checksum of its other fields
+MAX_JSON_DEPTH = 64  # a save's JSON files nest a few levels; deeper is damage (and would exhaust the stack)
+MAX_INT_DIGITS = 40  # a save's integers fit in 64 bits; longer is damage (Python refuses > 4300 digits raw)
+MAX_NAME_CHARS = 255  # a file name listed in a manifest (one path component)
 _NEW, _OLD = ".directme-new-", ".directme-old"
 _CHUNK = 1 << 20
 
@@ -151,10 +161,10 @@ def _saved(p: Path, kind: str, legacy: Sequence[str]) -> tuple[Optional[str], se
     m = p / MANIFEST
     if m.is_file() and not m.is_symlink():
         try:
-            data = json.loads(m.read_text(encoding="utf-8"))
+            data = read_json(m, "manifest")
             if str(data.get("format", "")).startswith("directme-manifest/") and isinstance(data.get("files"), dict):
                 return str(data.get("kind")), {MANIFEST, *(str(k).split("/")[0] for k in data["files"])}
-        except (OSError, ValueError, TypeError, AttributeError):
+        except (InvalidSaveError, TypeError, AttributeError):
             pass  # a damaged manifest: still a save when the files are a save's
         if legacy and (p / legacy[0]).exists():
             return kind, {MANIFEST, *legacy}
@@ -169,6 +179,30 @@ def save_dir(directory: Any, kind: str, write: Callable[[Path], None], legacy: S
     """Write a save of ``kind`` to ``directory`` crash-safely (module docstring); ``write(tmp)`` writes the
     files into the fresh directory ``tmp``. Returns ``directory`` as a Path."""
     dest = check_destination(directory, kind, legacy)
+    had = dest.exists()
+    try:
+        return _save_dir(dest, kind, write)
+    except SaveFailedError as e:  # a sub-directory's save (an agent's memory/): told for this one
+        raise _failed(dest, kind, had, e.errno, getattr(e, "cause", "")) from None
+    except OSError as e:
+        raise _failed(dest, kind, had, e.errno, e.strerror or str(e)) from None
+
+
+def _failed(dest: Path, kind: str, had: bool, code: Optional[int], why: str) -> SaveFailedError:
+    """The error of a save to ``dest`` that the disk refused (the new save was removed, the old one kept)."""
+    hint = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space (disk quota)",
+            errno.EFBIG: "a file grew past the size limit (ulimit -f, or the filesystem's)",
+            errno.EROFS: "the filesystem is mounted read-only", errno.EACCES: "check the directory's permissions",
+            errno.EIO: "the disk reports I/O errors"}.get(code or 0, "")
+    before = (f"the previous save in {dest} is intact (nothing of it was replaced)" if had and dest.exists() else
+              f"nothing was written to {dest}")
+    err = SaveFailedError(f"cannot save the {kind} to {dest}: {why}{f' - {hint}' if hint else ''}; {before}. "
+                          "Save it again once the cause is fixed, or to another disk")
+    err.errno, err.cause = code, why  # (no strerror: str(err) stays the message above)
+    return err
+
+
+def _save_dir(dest: Path, kind: str, write: Callable[[Path], None]) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.parent / f".{dest.name}{_NEW}{os.getpid()}-{os.urandom(4).hex()}"
     old = _aside(dest)
@@ -186,12 +220,19 @@ def save_dir(directory: Any, kind: str, write: Callable[[Path], None], legacy: S
             if old.is_dir() and not dest.exists():
                 os.rename(old, dest)
             raise
-        _fsync_dir(dest.parent)
     except BaseException:
-        _remove(tmp)
+        try:
+            _remove(tmp)
+        except OSError as e:  # e.g. the disk failing: the error that stopped the save is the one to tell
+            log.warning("could not remove the unfinished save %s (%s)", tmp, e)
         raise
-    _remove(old)  # not fsynced: should the removal be lost in a power cut, DIR is still the newer save
-    _remove_leftovers(dest)
+    try:  # the new save is in place: what follows is tidying
+        _fsync_dir(dest.parent)
+        _remove(old)  # not fsynced: should the removal be lost in a power cut, DIR is still the newer save
+        _remove_leftovers(dest)
+    except OSError as e:
+        log.warning("%s is saved, but tidying after it failed (%s): %s may remain, and a power cut now could "
+                    "bring the previous save back", dest, e, old)
     return dest
 
 
@@ -208,6 +249,7 @@ def seal(directory: Path, kind: str) -> dict[str, Any]:
             os.close(fd)
         files[rel] = {"size": path.stat().st_size, "sha256": _sha256(path)}
     manifest = {"format": MANIFEST_FORMAT, "kind": kind, "files": files}
+    manifest[SELF_SHA] = manifest_digest(manifest)
     with open(directory / MANIFEST, "x", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
         f.flush()
@@ -215,6 +257,13 @@ def seal(directory: Path, kind: str) -> dict[str, Any]:
     for d in reversed(dirs):
         _fsync_dir(d)
     return manifest
+
+
+def manifest_digest(manifest: dict[str, Any]) -> str:
+    """sha256 of a manifest's fields but its own checksum (sorted, compact JSON): damage to the manifest
+    itself is caught, as damage to the files it lists is."""
+    rest = {k: v for k, v in manifest.items() if k != SELF_SHA}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _walk(root: Path, dirs: list[Path], prefix: str = ""):
@@ -319,6 +368,9 @@ def verify(directory: Path, kind: str, expect: Iterable[str]) -> dict[str, Any]:
     if data.get("kind") != kind:
         raise InvalidSaveError(f"{m}: this is a saved {data.get('kind')!r}, not a saved {kind!r}; give the "
                                f"directory of a saved {kind} (e.g. an agent's memory is its memory/ sub-directory)")
+    if SELF_SHA in data and data[SELF_SHA] != manifest_digest(data):
+        raise InvalidSaveError(f"{m}: its contents do not match its own sha256 ('{SELF_SHA}'; damaged or edited after "
+                               f"the save); {RESTORE}")
     files = data.get("files")
     if not isinstance(files, dict) or not all(isinstance(v, dict) for v in files.values()):
         raise InvalidSaveError(f"{m}: 'files' is not a mapping of file -> size and sha256 (damaged); {RESTORE}")
@@ -326,9 +378,10 @@ def verify(directory: Path, kind: str, expect: Iterable[str]) -> dict[str, Any]:
     if missing:
         raise InvalidSaveError(f"{m}: does not list {', '.join(missing)} (edited or damaged); {RESTORE}")
     for rel, rec in files.items():
-        parts = rel.split("/")
-        if not rel or rel.startswith("/") or any(x in ("", ".", "..") for x in parts):
-            raise InvalidSaveError(f"{m}: lists {rel!r}, which is not a path inside the save (edited); {RESTORE}")
+        _check_name(m, rel)
+        if isinstance(rec.get("size"), bool) or not isinstance(rec.get("size"), int) or rec["size"] < 0:
+            raise InvalidSaveError(f"{m}: the size of {rel!r} is {str(rec.get('size'))[:40]!r}, not a number of bytes "
+                                   f"(damaged); {RESTORE}")
         path = _regular(directory, rel, "listed in manifest.json")
         size = path.stat().st_size
         if size != rec.get("size"):
@@ -338,6 +391,18 @@ def verify(directory: Path, kind: str, expect: Iterable[str]) -> dict[str, Any]:
             raise InvalidSaveError(f"{path}: contents do not match the sha256 in manifest.json (damaged or edited "
                                    f"after the save); {RESTORE}")
     return data
+
+
+def _check_name(manifest: Path, rel: str) -> None:
+    """A path a manifest lists: relative, inside the save, of printable names of at most MAX_NAME_CHARS."""
+    parts = rel.split("/")
+    shown = repr(rel[:80]) + ("..." if len(rel) > 80 else "")
+    if not rel or rel.startswith("/") or any(x in ("", ".", "..") for x in parts):
+        raise InvalidSaveError(f"{manifest}: lists {shown}, which is not a path inside the save (edited); {RESTORE}")
+    if any(len(x) > MAX_NAME_CHARS for x in parts) or any(ord(c) < 32 or c in "\\\x7f" for c in rel):
+        raise InvalidSaveError(f"{manifest}: lists {shown}, which is not a file name a save holds (control "
+                               f"characters, a backslash or a name over {MAX_NAME_CHARS} characters: damaged or "
+                               f"edited); {RESTORE}")
 
 
 def _regular(directory: Path, rel: str, what: str) -> Path:
@@ -363,7 +428,11 @@ def _regular(directory: Path, rel: str, what: str) -> Path:
 def read_json(path: Path, what: str) -> dict[str, Any]:
     """A JSON object from a save's file; damage raises InvalidSaveError naming the file."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        text = path.read_bytes().decode("utf-8")
+        _check_depth(text, path)
+        data = json.loads(text, parse_int=lambda digits: _bounded_int(digits, path))
+    except InvalidSaveError:
+        raise
     except FileNotFoundError:
         raise InvalidSaveError(f"{path}: missing (the {what}); the save is incomplete - {RESTORE}") from None
     except UnicodeDecodeError as e:
@@ -373,7 +442,31 @@ def read_json(path: Path, what: str) -> dict[str, Any]:
                                f"cut short); {RESTORE}") from None
     except OSError as e:
         raise InvalidSaveError(f"{path}: cannot be read ({e.strerror}); check its permissions") from None
+    except (RecursionError, ValueError) as e:  # cannot happen after the checks; a clear error all the same
+        raise InvalidSaveError(f"{path}: not readable JSON ({type(e).__name__}; damaged); {RESTORE}") from None
     if not isinstance(data, dict):
         raise InvalidSaveError(f"{path}: holds a JSON {type(data).__name__}, not the {what}'s object (edited); "
                                f"{RESTORE}")
     return data
+
+
+def _check_depth(text: str, path: Path) -> None:
+    """Refuse JSON nested deeper than MAX_JSON_DEPTH (brackets inside strings are not counted)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return
+    code = np.frombuffer(_STRINGS.sub('""', text).encode("utf-8"), np.uint8)
+    step = (code == ord("[")).astype(np.int32) + (code == ord("{")) - (code == ord("]")) - (code == ord("}"))
+    depth = int(np.cumsum(step).max(initial=0))
+    if depth > MAX_JSON_DEPTH:
+        raise InvalidSaveError(f"{path}: JSON nested {depth} levels deep (a save's files nest at most "
+                               f"{MAX_JSON_DEPTH}: damaged or edited); {RESTORE}")
+
+
+def _bounded_int(digits: str, path: Path) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise InvalidSaveError(f"{path}: an integer of {len(digits)} digits (a save's integers have at most "
+                               f"{MAX_INT_DIGITS}: damaged or edited); {RESTORE}")
+    return int(digits)
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')

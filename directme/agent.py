@@ -114,13 +114,11 @@ class Agent:
                                     "frames must be given in time order")
         # Nothing is recorded (the input clock included) until the frame and what perception made of it
         # passed every check: a rejected frame leaves the agent as it was.
-        from .memory.ingest import validate
-
         perceived = list(self.perception.process(frame))
         if len(perceived) > 1:  # all or nothing (one alone is checked by memory.update before it changes anything)
-            latest = self.memory.latest_t_s
+            latest, dim = self.memory.latest_t_s, None
             for fp in perceived:
-                validate(fp, latest if latest is not None else -np.inf)
+                dim = self.memory.check(fp, latest, dim)
                 latest = fp.t_s
         n = sum(self._integrate(fp) for fp in perceived)
         self._last_input_t = frame.t_s if self._last_input_t is None else max(self._last_input_t, frame.t_s)
@@ -145,7 +143,14 @@ class Agent:
         return n
 
     def _integrate(self, fp: FramePerception) -> int:
-        self.memory.update(fp)
+        try:
+            self.memory.update(fp)  # checks everything the frame carries before it changes anything
+        except BaseException:  # should an update fail half-way all the same (a bug), the agent's clock follows
+            ego_t = self.memory.ego.t.view()  # the memory's frame log, so that a save of it loads again
+            if len(ego_t):
+                self._first_t, self._last_t = float(ego_t[0]), float(ego_t[-1])
+                self._last_input_t = max(self._last_input_t or self._last_t, self._last_t)
+            raise
         self._scale_known = self._scale_known and fp.metric
         self._first_t = fp.t_s if self._first_t is None else self._first_t
         self._last_t = fp.t_s if self._last_t is None else max(self._last_t, fp.t_s)

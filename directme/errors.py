@@ -20,6 +20,11 @@ class InvalidSaveError(InvalidInputError):
     state, or of a format this version does not read; the message names the file, the problem and what to do."""
 
 
+class SaveFailedError(DirectmeError, OSError):
+    """A save could not be written (disk full, file too large, read-only or failing disk); the message names the
+    directory, the cause and what became of the previous save there (left intact). ``errno`` is the cause's."""
+
+
 class MissingDependencyError(DirectmeError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 

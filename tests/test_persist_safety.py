@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from directme import Agent
+from directme._atomic import SELF_SHA, manifest_digest
 from directme.errors import InvalidInputError, InvalidSaveError
 from directme.memory import MemoryConfig, SpatialMemory
 from directme.memory.testing import Box, orbit, snapshot_facts
@@ -111,12 +112,14 @@ def _sha(p: Path) -> str:
 
 
 def _reseal(save: Path) -> None:
-    """Recompute the manifests' sizes and sha256 (memory/ first): an edit that a checksum cannot catch."""
+    """Recompute the manifests' sizes and sha256 and their own (memory/ first): an edit that a checksum cannot
+    catch."""
     for m in (save / "memory" / "manifest.json", save / "manifest.json"):
         if m.is_file():
             data = json.loads(m.read_text())
             for rel in data["files"]:
                 data["files"][rel] = {"size": (m.parent / rel).stat().st_size, "sha256": _sha(m.parent / rel)}
+            data[SELF_SHA] = manifest_digest(data)
             m.write_text(json.dumps(data))
 
 

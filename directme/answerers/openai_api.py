@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `vllm serve` default
 MAX_BACKOFF_S = 8.0
 MAX_RETRIES = 10
+MAX_MODEL_CHARS = 256  # a model id taken from the server's /models longer than this is not a name
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -184,13 +185,13 @@ class OpenAIAnswerer:
         given = "" if is_redacted(config.api_key) else config.api_key  # "<redacted>": saved without its key
         api_key = given or os.environ.get(config.api_key_env, "")
         self._secrets = tuple(x for x in (api_key, *_url_credentials(self.base_url)) if x)
-        self.name = f"openai:{self.model or self.shown_url}"
+        self.name = f"openai:{self._scrub(self.model) or self.shown_url}"
         self._openai = require("openai", "vlm")
-        from ._bounded_http import Deadline, ReplyTooLarge, bounded_client
+        from ._bounded_http import Deadline, ReplyRefused, bounded_client
 
         for name in ("httpx", "httpcore", "openai"):  # httpx logs each request's URL (INFO): credentials and all
             redact_logger(name)
-        self._deadline, self._too_large = Deadline(), ReplyTooLarge
+        self._deadline, self._too_large = Deadline(), ReplyRefused
         http = bounded_client(self._deadline, config.max_reply_bytes, config.timeout_s, config.connect_timeout_s)
         url, query = _split_query(self.base_url)  # openai appends paths to base_url: its query goes apart
         try:
@@ -259,7 +260,7 @@ class OpenAIAnswerer:
             return next((x for x in chain if isinstance(x, types)), None)
 
         if (x := find(self._too_large)) is not None:
-            return False, str(x)  # the same server would send the same reply
+            return False, self._scrub(str(x))  # the same server would send the same reply
         if isinstance(exc, openai.APIStatusError):
             status, data = exc.status_code, exc.response.content
             if status == 429 or status >= 500:
@@ -282,11 +283,17 @@ class OpenAIAnswerer:
         if not self.model:
             data = self._request("GET", "/models")
             try:
-                self.model = str(data["data"][0]["id"])
+                model = data["data"][0]["id"]
             except (KeyError, IndexError, TypeError) as exc:
                 raise BackendError(f"{self.shown_url}/models lists no model; set answerer option 'model' "
                                    f"or DIRECTME_OPENAI_MODEL (reply: {self._scrub(str(data)[:200])!r})") from exc
-            self.name = f"openai:{self.model}"
+            if not isinstance(model, str) or not model.strip() or len(model) > MAX_MODEL_CHARS \
+                    or not model.isprintable():
+                raise BackendError(f"{self.shown_url}/models lists a model id that is not a name (a string of at most "
+                                   f"{MAX_MODEL_CHARS} printable characters): {self._scrub(str(model)[:80])!r}; set "
+                                   "answerer option 'model' or DIRECTME_OPENAI_MODEL")
+            self.model = model
+            self.name = f"openai:{self._scrub(model)}"  # the server's string: shown only redacted
         return self.model
 
     def complete(self, prompt: Prompt) -> tuple[str, Optional[dict[str, float]]]:
@@ -325,7 +332,7 @@ class OpenAIAnswerer:
             text, choice = _message_text(data)
         except BackendError as exc:
             raise BackendError(self._scrub(str(exc))) from None
-        return self._scrub(text) if self._secrets else text, choice
+        return self._scrub(text), choice  # the server's text: redacted as every string from it
 
     def answer(self, ctx: QueryContext) -> Answer:
         prompt = build_prompt(ctx, self.config.max_keyframes, self.config.use_hint)

@@ -12,43 +12,9 @@ from typing import Optional
 
 from ..bench import BENCHMARKS, Benchmark
 from ..bench.resume import ON_CONFIG_CHANGE, OnConfigChange
+from .argtypes import at_least, check_path, fps, seconds
 
 BENCH_CHOICES = BENCHMARKS  # plain strings: argparse prints them in --help and in its errors
-
-
-def _at_least(lo: int):
-    """argparse type: an integer >= ``lo`` (``--limit -1`` would silently drop the last episode)."""
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if n < lo:
-            raise argparse.ArgumentTypeError(f"must be >= {lo}, got {n}")
-        return n
-    return parse
-
-
-def _fps(text: str) -> float:
-    """argparse type: frames per second, a finite number >= 0 (0 = every frame)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= v <= 1000:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1000] frames per second (0 = all), got {text}")
-    return v
-
-
-def _seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < v < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
-    return v
 
 
 def add_arguments(p: argparse.ArgumentParser, benchmark: Optional[str] = None) -> None:
@@ -62,12 +28,12 @@ def add_arguments(p: argparse.ArgumentParser, benchmark: Optional[str] = None) -
                    help="annotation file or folder (sim: an episode folder written by `directme sim`)")
     p.add_argument("--videos", default=None, help="folder holding the benchmark's videos")
     p.add_argument("--out", default=None, help="results folder (default runs/eval/BENCHMARK); reruns resume here")
-    p.add_argument("--workers", type=_at_least(1), default=1,
+    p.add_argument("--workers", type=at_least(1), default=1,
                    help="local worker processes, each video in a child process so a crash (segfault, out of "
                         "memory) fails only that video (or Ray CPUs with --ray local)")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
                    help='run episodes as Ray tasks: a cluster address, "auto", or "local"')
-    p.add_argument("--video-timeout", type=_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--video-timeout", type=seconds, default=None, metavar="SECONDS",
                    help="stop a worker that spends longer on one video and record that video as failed (retried "
                         "on the next run); default: no limit. Not applied with --ray or --in-process")
     p.add_argument("--in-process", action="store_true",
@@ -80,10 +46,10 @@ def add_arguments(p: argparse.ArgumentParser, benchmark: Optional[str] = None) -
                    help="agent config (YAML/JSON) for the model under test; plain videos need a depth model, "
                         "e.g. examples/configs/perception-da3-gdino-sam2.yaml")
     p.add_argument("--model", default="agent", help='"agent" (default), "scripted" (baseline) or "module:factory"')
-    p.add_argument("--fps", type=_fps, default=1.0, help="frames per second streamed to the model (0 = all)")
+    p.add_argument("--fps", type=fps, default=1.0, help="frames per second streamed to the model (0 = all)")
     p.add_argument("--timeline", default=None, help="TeleEgo timeline JSON mapping 'D1-09:31:38' labels")
     p.add_argument("--noise", choices=("none", "realistic"), default="none", help="sim: oracle perception noise")
-    p.add_argument("--limit", type=_at_least(1), default=None, help="evaluate only the first N episodes (N >= 1)")
+    p.add_argument("--limit", type=at_least(1), default=None, help="evaluate only the first N episodes (N >= 1)")
     p.add_argument("--blank-frames", action="store_true",
                    help="stream black frames instead of videos (a dry run of the protocol, no videos needed)")
     p.add_argument("--judge-url", default=None, help="OpenAI-compatible base URL of an LLM judge (open-ended items)")
@@ -100,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.runner import BlankFrames, VideoFrames
     from ..errors import InvalidInputError
 
+    check_path("--out", args.out, is_dir=True)
     module = get_benchmark(args.benchmark)
     episodes = module.load(args.annotations, timeline=args.timeline)
     if args.limit is not None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..types import OPTION_LETTERS, Answer, Flag
+from .argtypes import at_least, check_path, fps, seconds
 from .run_questions import Ask, collect_questions, parse_time
 from .run_source import GeometryCheck, configure, open_source
 
@@ -34,8 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="questions file: JSON/YAML list of {question, t_s, options} (UCS-Bench files work) "
                         "or text lines 'SECONDS QUESTION'")
     p.add_argument("--config", default=None, metavar="FILE", help="agent config (YAML/JSON), see docs/backends.md")
-    p.add_argument("--fps", type=float, default=1.0, help="frames per second fed to the agent (0 = every frame)")
-    p.add_argument("--max-frames", type=int, default=None, help="stop after this many frames")
+    p.add_argument("--fps", type=fps, default=1.0, help="frames per second fed to the agent (0 = every frame)")
+    p.add_argument("--max-frames", type=at_least(1), default=None, help="stop after this many frames")
     p.add_argument("--trajectory", default=None, metavar="CSV",
                    help="Aria MPS / ADT trajectory for a .vrs input (for an Aria folder found beside the recording "
                         "when not given: aria_trajectory.csv, mps/slam/closed_loop_trajectory.csv)")
@@ -44,12 +45,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     view = p.add_mutually_exclusive_group()
     view.add_argument("--rerun", default=None, metavar="FILE.rrd", help="write a rerun recording (`rerun FILE.rrd`)")
     view.add_argument("--rerun-serve", action="store_true", help="serve the recording live to a rerun viewer")
-    p.add_argument("--rerun-image-side", type=int, default=320, help="longest side of images logged to rerun")
-    p.add_argument("--map-every", type=float, default=1.0, metavar="SECONDS",
+    p.add_argument("--rerun-image-side", type=at_least(1), default=320, help="longest side of images logged to rerun")
+    p.add_argument("--map-every", type=seconds, default=1.0, metavar="SECONDS",
                    help="log the memory (objects, places, graph) to rerun every this many stream seconds")
     p.add_argument("--report", default=None, metavar="DIR", help="write top-down PNGs and DIR/index.html")
-    p.add_argument("--report-maps", type=int, default=4, help="map snapshots in the report besides the questions")
-    p.add_argument("--report-questions", type=int, default=12,
+    p.add_argument("--report-maps", type=at_least(0), default=4,
+                   help="map snapshots in the report besides the questions")
+    p.add_argument("--report-questions", type=at_least(0), default=12,
                    help="at most this many question images in the report (evenly spread; 0 = none)")
     p.add_argument("--save", default=None, metavar="DIR", help="save the memory at the end (resume with --load)")
     p.add_argument("--load", default=None, metavar="DIR", help="start from a saved memory; frames already "
@@ -261,20 +263,11 @@ def check_outputs(args: argparse.Namespace) -> None:
             save = check_save_destination(args.save).resolve()
         except InvalidInputError as e:
             raise InvalidInputError(f"--save: {e}") from None
-    for flag, value, is_dir in (("--out", args.out, False), ("--report", args.report, True)):
-        if value is None:
+    for flag, value, is_dir in (("--out", args.out, False), ("--report", args.report, True),
+                                ("--rerun", args.rerun, False)):
+        p = check_path(flag, value, is_dir)
+        if p is None:
             continue
-        p = Path(value)
-        if not str(value).strip():
-            want = "directory" if is_dir else "file such as answers.json"
-            raise InvalidInputError(f"{flag}: an empty path; give a {want}")
-        if not is_dir and p.is_dir():
-            raise InvalidInputError(f"{flag} {p} is a directory; give a file, e.g. {p / 'answers.json'}")
-        if is_dir and p.exists() and not p.is_dir():
-            raise InvalidInputError(f"{flag} {p} is a file; give a directory")
-        blocker = next((q for q in p.parents if q.exists() and not q.is_dir()), None)
-        if blocker is not None:
-            raise InvalidInputError(f"{flag} {p}: {blocker} is a file, not a directory")
         if save is not None and (p.resolve() == save or save in p.resolve().parents):
             raise InvalidInputError(f"{flag} {p} is inside the --save directory {args.save}, which the save replaces "
                                     f"as a whole; write it elsewhere")

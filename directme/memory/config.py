@@ -68,10 +68,11 @@ class MapConfig:
     position_trim: float = 0.02  # position = centre of the [trim, 1 - trim] quantile box of the voxels
     obs_trim: float = 0.1  # the same for one observation's points (used to associate it)
     min_cam_depth_m: float = 0.2  # points nearer the camera than this are never projected (carving, gone checks)
+    max_instances_per_frame: int = 1000  # a frame with more instances is refused (a detector's output, not a scene)
 
     def __post_init__(self) -> None:
         _check(self, positive=("voxel_m", "max_depth_m", "min_cam_depth_m"),
-               at_least_one=("pixel_stride", "max_voxels_per_object", "min_points"))
+               at_least_one=("pixel_stride", "max_voxels_per_object", "min_points", "max_instances_per_frame"))
         for f in ("position_trim", "obs_trim"):
             if not 0 <= _number(self, f) < 0.5:
                 raise InvalidInputError(f"{_path(self, f)} must be in [0, 0.5), got {getattr(self, f)!r}")
@@ -325,9 +326,11 @@ class PlacesConfig:
     eps_m: float = 2.5  # a wearer position joins the nearest place of its tag within this distance
     edge_distance_m: float = 1.5  # object-object edges for pairs closer than this
     edge_knn: int = 3  # ... and to each object's k nearest neighbours
+    max_near_edges: int = 16  # of the pairs closer than edge_distance_m, each object keeps its this many nearest
 
     def __post_init__(self) -> None:
-        _check(self, positive=("eps_m", "edge_distance_m"), non_negative=("edge_knn",))
+        _check(self, positive=("eps_m", "edge_distance_m"), non_negative=("edge_knn",),
+               at_least_one=("max_near_edges",))
 
 
 def _pair(v: object) -> bool:

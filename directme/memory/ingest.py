@@ -23,8 +23,12 @@ from .snapshot import KeyframeRef
 log = logging.getLogger("directme.memory")
 
 
-def validate(fp: FramePerception, latest_t_s: float) -> None:
-    """Everything that could make the update fail, checked before anything is changed."""
+def validate(fp: FramePerception, latest_t_s: float, cfg: Optional[MemoryConfig] = None,
+             embedding_dim: Optional[int] = None) -> Optional[int]:
+    """Everything that could make the update fail, checked before anything is changed: the frame's geometry,
+    its time, with ``cfg`` the number of instances (``map.max_instances_per_frame``) and the embeddings (one
+    length in the frame, ``embedding_dim`` when the memory already holds embeddings; finite, of finite norm).
+    Returns the embedding length the memory has after this frame."""
     if not isinstance(fp, FramePerception):
         raise InvalidInputError(f"SpatialMemory.update expects a FramePerception, got {type(fp).__name__}")
     fp.validate()
@@ -41,6 +45,34 @@ def validate(fp: FramePerception, latest_t_s: float) -> None:
     if not pose_only and not np.any(np.isfinite(d) & (d > 0)):
         raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has no valid pixel (all NaN or 0); "
                                 "check the depth backend output or drop the frame")
+    if cfg is not None and len(fp.instances) > cfg.map.max_instances_per_frame:
+        raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s has {len(fp.instances)} instances, more than "
+                                f"memory.map.max_instances_per_frame={cfg.map.max_instances_per_frame}: keep the "
+                                "detector's best ones (or raise the bound)")
+    return _check_embeddings(fp, embedding_dim)
+
+
+def _check_embeddings(fp: FramePerception, dim: Optional[int]) -> Optional[int]:
+    """The frame's embeddings all of one length (the memory's ``dim`` if it has one), finite and of finite
+    norm (an embedding is normalised and summed with its object's). Returns the length after this frame."""
+    f = fp.frame
+    for inst in fp.instances:
+        e = inst.embedding
+        if e is None:
+            continue
+        where = f"frame {f.index} at t={f.t_s:.3f}s: instance {inst.track_id} ({inst.label}): embedding"
+        if e.ndim != 1 or e.dtype.kind not in "iuf":
+            raise InvalidInputError(f"{where} must be a 1-D vector of real numbers, got shape {e.shape} "
+                                    f"dtype {e.dtype}")
+        if dim is not None and len(e) != dim:
+            raise InvalidInputError(f"{where} has {len(e)} values, but the memory's embeddings have {dim}: one "
+                                    "embedding model per memory (start a new memory to change it)")
+        with np.errstate(over="ignore", invalid="ignore"):
+            norm = float(np.linalg.norm(e.astype(np.float64)))
+        if not math.isfinite(norm) or norm <= 0:
+            raise InvalidInputError(f"{where} must be finite with a finite, non-zero norm (got norm {norm})")
+        dim = len(e)
+    return dim
 
 
 def lift_instances(fp: FramePerception, objs: ObjectStore, up_world: Optional[np.ndarray]) -> list[Obs]:

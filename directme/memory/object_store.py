@@ -41,6 +41,13 @@ class ObjectStore:
     def n_records(self) -> int:
         return len(self.records)
 
+    def embedding_dim(self) -> Optional[int]:
+        """Length of the objects' embeddings (None while no object has one); every object's has this length."""
+        dim = getattr(self, "_embedding_dim", None)
+        if dim is None:  # found once (never cached as None: the next object may bring the first)
+            dim = self._embedding_dim = next((len(r.embedding) for r in self.records if r.embedding is not None), None)
+        return dim
+
     def label_id(self, label: str) -> int:
         i = self._label_ids.get(label)
         if i is None:

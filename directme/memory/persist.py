@@ -11,6 +11,7 @@ format 1 also before the ego log kept intrinsics and the config had sections) ar
 from __future__ import annotations
 
 import json
+import math
 import warnings
 import zipfile
 import zlib
@@ -33,6 +34,7 @@ UNSEALED = ("directme-memory/1", "directme-memory/2")  # written before manifest
 READS = (*UNSEALED, FORMAT)
 KIND = "memory"
 FILES = ("memory.json", "arrays.npz", "images.npz")
+MAX_INFLATE = 1000  # a compressed array member may expand at most this much (np.savez stores them uncompressed)
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,12 +117,43 @@ def load_memory(directory: Union[str, Path]) -> MemoryParts:
 
 
 def _read_npz(path: Path) -> dict[str, Any]:
-    """Every array of a save's .npz file (no pickle); damage raises InvalidSaveError naming the file."""
+    """Every array of a save's .npz file (no pickle), each member's header checked against its real size
+    before anything is allocated; damage raises InvalidSaveError naming the file."""
     try:
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                _check_member(path, zf, info)
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
+    except InvalidSaveError:
+        raise
     except FileNotFoundError:
         raise InvalidSaveError(f"{path}: missing; the save is incomplete - {RESTORE}") from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError, KeyError) as e:
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError, KeyError, NotImplementedError) as e:
         raise InvalidSaveError(f"{path}: not a readable .npz archive ({type(e).__name__}: {e}; damaged or cut "
                                f"short); {RESTORE}") from None
+
+
+def _check_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """One .npy member: a plain (not object) array whose header's shape and dtype account for exactly the bytes
+    the member holds - a header declaring a terabyte over 64 bytes is damage, not an allocation to try."""
+    def bad(problem: str) -> InvalidSaveError:
+        return InvalidSaveError(f"{path}: array {info.filename[:80]!r} {problem} (damaged or edited); {RESTORE}")
+
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or (
+            info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > MAX_INFLATE * info.compress_size + 4096):
+        raise bad(f"is stored with compression {info.compress_type} of {info.compress_size} bytes into "
+                  f"{info.file_size}, not as numpy writes arrays")
+    fmt = np.lib.format
+    with zf.open(info) as f:
+        version = fmt.read_magic(f)
+        if version not in ((1, 0), (2, 0)):
+            raise bad(f"has .npy format version {version}, not 1.0 or 2.0")
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, _, dtype = read(f)
+        header = f.tell()
+    if dtype.hasobject or any(n < 0 for n in shape):
+        raise bad(f"declares shape {shape} of {dtype}, not a plain array")
+    need = math.prod(shape) * dtype.itemsize
+    if need != info.file_size - header:
+        raise bad(f"declares shape {shape} of {dtype} ({need} bytes) but holds {info.file_size - header} bytes")

@@ -69,7 +69,7 @@ class SpatialMemory:
         """Add one frame's perception; returns track id -> node id of the instances used.
 
         Invalid input raises InvalidInputError before anything changes."""
-        validate(fp, self.latest_t_s if self.latest_t_s is not None else -math.inf)
+        self.check(fp)
         objects, ego, drift = self.objects, self.ego, self.drift
         T_input = fp.frame.T_world_cam.matrix
         C_before = drift.T_mem_input.copy()
@@ -129,6 +129,17 @@ class SpatialMemory:
             self._cache.clear()
         return {tid: objects.tracked(tid).node_id for tid in assigned}
 
+    def check(self, fp: FramePerception, after_t_s: Optional[float] = None,
+              embedding_dim: Optional[int] = None) -> Optional[int]:
+        """Raise InvalidInputError if ``update(fp)`` would refuse ``fp`` (nothing is changed). ``after_t_s`` and
+        ``embedding_dim``: the latest time and embedding length when frames checked before ``fp`` are counted
+        in (all-or-nothing for several frames); returns the embedding length after ``fp``."""
+        latest = after_t_s if after_t_s is not None else self.latest_t_s
+        dim = embedding_dim
+        if dim is None and isinstance(fp, FramePerception) and any(i.embedding is not None for i in fp.instances):
+            dim = self.objects.embedding_dim()
+        return validate(fp, latest if latest is not None else -math.inf, self.cfg, dim)
+
     def update_many(self, frames: Iterable[FramePerception]) -> int:
         n = 0
         for fp in frames:
@@ -163,8 +174,9 @@ class SpatialMemory:
             t_n = float(self.ego.t[n - 1]) if n else -math.inf
             rows = objects.timeline.rows_at(t_n, n, objects.merged_t[: objects.n_records])
             recs = {f"o{i}": objects.records[i] for i in rows.index.tolist()}
-            self._cache[key] = (recs, ObjectTable(rows, objects.labels, self.places.place_of_frame,
-                                                  self.cfg.places.edge_knn))
+            pc = self.cfg.places
+            self._cache[key] = (recs, ObjectTable(rows, objects.labels, self.places.place_of_frame, pc.edge_knn,
+                                                  pc.edge_distance_m, pc.max_near_edges))
         return self._cache[key]
 
     def as_of(self, t_s: float, node_ids: Optional[Iterable[str]] = None) -> MemorySnapshot:
@@ -190,8 +202,7 @@ class SpatialMemory:
         views = ViewLog(ego, self.ego.K.view(n), self.cfg.gone)
         objects = LazyObjects(recs, t_s, self.objects.labels, self.places.place_of_frame, views)
         places = self._places_at(n)
-        graph = build_graph(table, places, ego, self.places.place_of_frame(n - 1), self.cfg.places.edge_distance_m,
-                            wanted)
+        graph = build_graph(table, places, ego, self.places.place_of_frame(n - 1), wanted)
         up = self.up_world if self.up_world is not None else np.array([0.0, 0.0, 1.0])
         labels = self.objects.labels
         changes = LazyChanges(recs, t_s, lambda rec: labels[rec.state_at(t_s).label_id], views.last_view_before)
