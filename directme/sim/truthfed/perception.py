@@ -15,13 +15,15 @@ import copy
 import dataclasses
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from ...errors import InvalidInputError
 from ...perception.pipeline import PRESETS, Stage, build_pipeline
 from ...types import Frame, FramePerception, TextEnum
-from ..episode import Episode
 from .source import TruthSource
+
+if TYPE_CHECKING:  # pragma: no cover - the episode builds its truth-fed perception (a runtime import would cycle)
+    from ..episode import Episode
 
 # backend name -> module with install(backend, truth, **options) (the stand-in of that network)
 STAND_INS: dict[str, str] = {
@@ -92,7 +94,7 @@ def pipeline_config(cfg: TruthFedConfig) -> dict[str, Any]:
 class TruthFedPerception:
     """The Perception protocol over one simulator episode (see module docstring)."""
 
-    def __init__(self, episode: Episode, config: Optional[TruthFedConfig] = None):
+    def __init__(self, episode: "Episode", config: Optional[TruthFedConfig] = None):
         self.config = config or TruthFedConfig()
         self.truth = TruthSource(episode)
         spec = pipeline_config(self.config)

@@ -11,14 +11,16 @@ image stages are processing now.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from ...errors import InvalidInputError
 from ...geometry import Intrinsics, Pose
 from ...types import Frame
-from ..episode import Episode, RenderedFrame
+
+if TYPE_CHECKING:  # pragma: no cover - the episode builds its truth-fed perception (a runtime import would cycle)
+    from ..episode import Episode, RenderedFrame
 
 MAX_REGISTERED = 512  # frames remembered by image identity (a DA3 chunk holds at most chunk_size)
 
@@ -27,7 +29,7 @@ class TruthSource:
     """Ground truth of ``episode`` by frame index: depth and instance ids rendered at any intrinsics
     (a network's processing resolution), camera poses, labels and rooms."""
 
-    def __init__(self, episode: Episode):
+    def __init__(self, episode: "Episode"):
         self.episode = episode
         self._by_rgb: "OrderedDict[int, tuple[np.ndarray, int]]" = OrderedDict()
         self._sources: dict[tuple[float, ...], object] = {}
@@ -75,7 +77,7 @@ class TruthSource:
     def label(self, object_id: int) -> str:
         return self.episode.object(object_id).label
 
-    def render(self, index: int, intrinsics: Optional[Intrinsics] = None) -> RenderedFrame:
+    def render(self, index: int, intrinsics: Optional[Intrinsics] = None) -> "RenderedFrame":
         """Depth (z along the optical axis, metres; 0 = nothing) and instance ids (0 = walls, floor) of
         frame ``index`` seen through ``intrinsics`` (default: the episode's); RGB is not shaded."""
         K = intrinsics or self.episode.intrinsics
