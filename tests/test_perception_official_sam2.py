@@ -23,9 +23,10 @@ from directme.perception.sam2_tracker import Sam2StreamTracker, fill_holes, size
 from directme.sim import generate_episode  # noqa: E402
 from directme.types import Frame  # noqa: E402
 
-N_FRAMES = 20  # > max_obj_ptrs_in_encoder (16): late frames read pointers older than the mask memory
+N_FRAMES = 24  # > max_obj_ptrs_in_encoder (16): late frames read pointers older than the mask memory
 IMAGE_SIZE = 128
 SEED = 1  # random weights whose masks on this video are neither empty nor full (checked below)
+POINTER_SCALE = 10.0  # object pointers weigh more in the memory attention: pointers lost change the masks
 REPROMPT_AT = 10
 
 
@@ -61,6 +62,9 @@ def _tracker() -> Sam2StreamTracker:
     tr = Sam2StreamTracker(weights="random", image_size=IMAGE_SIZE, device="cpu", max_lost=N_FRAMES, min_mask_pixels=0)
     head = tr.model.sam_mask_decoder.pred_obj_score_head
     torch.nn.init.constant_(head.layers[-1].bias, 10.0)  # random weights: the object is present on every frame
+    with torch.no_grad():
+        tr.model.obj_ptr_proj.layers[-1].weight.mul_(POINTER_SCALE)
+        tr.model.obj_ptr_proj.layers[-1].bias.mul_(POINTER_SCALE)
     return tr
 
 

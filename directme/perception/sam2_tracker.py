@@ -11,11 +11,14 @@ hours-long streams: a track keeps the full memory of the frames SAM2 attends to 
 predictor keeps every prompted frame) and only the small object pointers of the earlier frames that
 SAM2 still reads (up to ``max_obj_ptrs_in_encoder`` back). As on a video longer than that window,
 every frame reads up to ``max_obj_ptrs_in_encoder`` pointers.
-Re-detection (detections given on some frames): a detection overlapping a track's mask
-(IoU >= ``match_iou``) re-prompts that track with the box (a new conditioning frame) and votes for
-its label; a detection overlapping the last box of a currently lost track with that track's voted
-label revives it (same id); other detections start new tracks. Tracks absent for ``max_lost``
-frames are dropped; identity across long gaps is the memory's job (3D association).
+Re-detection (detections given on some frames): every track first reads its memory on the frame;
+a detection overlapping what a track shows there (mask box IoU >= ``match_iou``) re-prompts that
+track with the box (a new conditioning frame; the memory-read result of the frame is dropped) and
+votes for its label; a detection overlapping the last box of a track that does not see its object,
+with that track's voted label, revives it (same id); other detections start new tracks. A track
+that does not see its object keeps reading its memory and finds the object again under the same id;
+tracks absent for ``max_lost`` frames are dropped; identity across long gaps is the memory's job
+(3D association).
 """
 from __future__ import annotations
 
@@ -37,8 +40,6 @@ MODELS = {"tiny": ("sam2.1_hiera_t.yaml", "facebook/sam2.1-hiera-tiny", "sam2.1_
           "large": ("sam2.1_hiera_l.yaml", "facebook/sam2.1-hiera-large", "sam2.1_hiera_large.pt")}
 _MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 _STD = np.array([0.229, 0.224, 0.225], np.float32)
-
-
 STREAM_FRAMES = 2 ** 31 - 1  # a stream's length as SAM2 sees it: unknown, longer than any pointer window
 _MEMORY_KEYS = ("maskmem_features", "obj_ptr", "object_score_logits")
 
@@ -126,7 +127,8 @@ class Sam2StreamTracker:
         return {"point_coords": pts.to(self.device),
                 "point_labels": self.torch.tensor([[2, 3]], dtype=self.torch.int32, device=self.device)}
 
-    def _step(self, tr: dict[str, Any], feats: tuple[Any, Any, Any], prompt: Optional[dict[str, Any]]) -> tuple[Any, Any]:
+    def _step(self, tr: dict[str, Any], feats: tuple[Any, Any, Any],
+              prompt: Optional[dict[str, Any]]) -> tuple[Any, Any]:
         """One frame of one track, as the video predictor runs it: a prompted frame is a new
         conditioning frame (no memory read; memory encoded from its binarised hole-filled mask), any
         other frame reads the track's memory. Returns the hole-filled low-res mask logits and the
@@ -203,8 +205,10 @@ class Sam2StreamTracker:
         """Box prompts per track id: tracks that see their object on this frame by their mask box here,
         lost ones by their last box and only with their voted label; new tracks from unmatched detections."""
         prompts: dict[int, dict[str, Any]] = {}
-        boxes = {tid: (mask_box(mask), None) if present else (self._tracks[tid]["box"], self._tracks[tid]["votes"].label)
-                 for tid, (mask, present) in seen.items()}
+        boxes = {}
+        for tid, (mask, present) in seen.items():
+            tr = self._tracks[tid]
+            boxes[tid] = (mask_box(mask), None) if present else (tr["box"], tr["votes"].label)
         for det in sorted(detections, key=lambda d: -d.score):
             ious = {tid: box_iou(b, det.box_xyxy) for tid, (b, label) in boxes.items()
                     if b is not None and tid not in prompts and label in (None, det.label)}
