@@ -244,6 +244,8 @@ def test_sam2_reprompt_is_a_new_conditioning_frame(sam2_tracker, monkeypatch) ->
     tr.update(f[2], [Detection(tr._tracks[1]["box"], "cup", 0.9)])
     assert list(tr._tracks) == [1]
     assert [(c["point_inputs"] is not None, c["is_init_cond_frame"]) for c in calls] == [(False, False), (True, True)]
+    # a stream is longer than SAM2's pointer window: every frame reads max_obj_ptrs_in_encoder pointers
+    assert all(c["num_frames"] >= tr.model.max_obj_ptrs_in_encoder for c in calls)
     assert 2 in tr._tracks[1]["out"]["cond_frame_outputs"] and 2 not in tr._tracks[1]["out"]["non_cond_frame_outputs"]
 
 

@@ -70,11 +70,11 @@ def test_truthfed_sam2_one_id_per_object_lost_and_refound(run) -> None:
     tracked = [next(iter(objs)) for objs in object_of.values()]
     assert len(tracked) == len(set(tracked)) >= 8  # no object under two ids
     # every live track shows its object whenever enough of it is in view, and only then
-    for tid, (oid,) in ((t, tuple(o)) for t, o in object_of.items()):
-        for index, ids, obs, live in rows[rows.index(next(r for r in rows if r[0] == frames_of[tid][0])):]:
-            if tid in live:
-                shown = tid in {o.track_id for o in obs}
-                area = int((ids == oid).sum())
+    for tid, objs in object_of.items():
+        oid = next(iter(objs))
+        for index, ids, obs, live in rows:
+            if index >= frames_of[tid][0] and tid in live:
+                shown, area = tid in {o.track_id for o in obs}, int((ids == oid).sum())
                 assert shown or area < MIN_PIXELS, (tid, oid, index, area)
                 assert not shown or area > 0
     refound = [tid for tid, f in frames_of.items() if max(np.diff(f), default=1) >= 3]
