@@ -207,41 +207,75 @@ def test_grounding_dino_random_detects_in_pixels() -> None:
 def test_sam2_stream_bounded_memory_and_refresh(sam2_tracker) -> None:
     tr = sam2_tracker
     tr.reset()
-    frames = _frames(12)
-    held = []
+    frames = _frames(20)
+    held, pointers, born = [], [], {}
     for f in frames:
         dets = [Detection((5, 5, 40, 30), "cup", 0.9), Detection((45, 20, 75, 55), "chair", 0.6)] \
             if f.index % 4 == 0 else None
         obs = tr.update(f, dets)
         held.append(tr.memory_frames())
+        pointers.append(tr.pointer_frames())
+        born.update({tid: f.index for tid in tr._tracks if tid not in born})
         assert all(o.mask.shape == (60, 80) and o.mask.dtype == bool for o in obs)
-    bound = len(tr._tracks) * (tr.model.num_maskmem + 1 + tr.max_cond_frames)
-    assert max(held) <= bound
+    m = tr.model
+    assert max(held) <= len(tr._tracks) * (m.num_maskmem * m.memory_temporal_stride_for_eval + 1 + tr.max_cond_frames)
+    assert max(pointers) <= len(tr._tracks) * (m.max_obj_ptrs_in_encoder + tr.max_cond_frames)
     assert {o.label for o in obs} <= {"cup", "chair"}
+    for tid, track in tr._tracks.items():  # SAM2 reads pointers up to max_obj_ptrs_in_encoder - 1 frames back
+        frames_held = set(track["out"]["non_cond_frame_outputs"]) | set(track["out"]["cond_frame_outputs"])
+        assert set(range(max(born[tid], tr._t - m.max_obj_ptrs_in_encoder + 2), tr._t + 1)) <= frames_held
+        for t, entry in track["out"]["non_cond_frame_outputs"].items():
+            assert ("maskmem_features" in entry) == (t >= tr._t - m.num_maskmem * m.memory_temporal_stride_for_eval)
+            assert entry["obj_ptr"].shape == (1, m.hidden_dim)
 
 
-def test_sam2_lost_track_revived_by_redetection_keeps_id(sam2_tracker) -> None:
+def test_sam2_reprompt_is_a_new_conditioning_frame(sam2_tracker, monkeypatch) -> None:
+    """A box on an already tracked object is segmented without memory (SAM2's ``is_init_cond_frame``),
+    as the official video predictor does for a frame it has not tracked yet."""
     tr = sam2_tracker
     tr.reset()
+    calls = []
+    real = tr.model.track_step
+    monkeypatch.setattr(tr.model, "track_step", lambda **kw: calls.append(kw) or real(**kw))
+    f = _frames(4)
+    tr.update(f[0], [Detection((5, 5, 40, 30), "cup", 0.9)])
+    tr.update(f[1], None)
+    calls.clear()
+    tr.update(f[2], [Detection(tr._tracks[1]["box"], "cup", 0.9)])
+    assert list(tr._tracks) == [1]
+    assert [(c["point_inputs"] is not None, c["is_init_cond_frame"]) for c in calls] == [(False, False), (True, True)]
+    # a stream is longer than SAM2's pointer window: every frame reads max_obj_ptrs_in_encoder pointers
+    assert all(c["num_frames"] >= tr.model.max_obj_ptrs_in_encoder for c in calls)
+    assert 2 in tr._tracks[1]["out"]["cond_frame_outputs"] and 2 not in tr._tracks[1]["out"]["non_cond_frame_outputs"]
+
+
+def _seen_only_when_prompted(tr, monkeypatch) -> None:
+    """Random weights with a controlled object score: the object is visible on prompted steps only."""
+    real = tr.model._forward_sam_heads
+
+    def heads(backbone_features, point_inputs=None, **kw):
+        out = list(real(backbone_features, point_inputs=point_inputs, **kw))
+        out[-1] = torch.full_like(out[-1], 10.0 if point_inputs is not None else -10.0)
+        return tuple(out)
+
+    monkeypatch.setattr(tr.model, "_forward_sam_heads", heads)
+
+
+def test_sam2_lost_track_revived_by_redetection_keeps_id(sam2_tracker, monkeypatch) -> None:
+    tr = sam2_tracker
+    tr.reset()
+    _seen_only_when_prompted(tr, monkeypatch)
     f = _frames(4)
     obs = tr.update(f[0], [Detection((5, 5, 40, 30), "cup", 0.9)])
     assert [o.track_id for o in obs] == [1]
     last_box = tr._tracks[1]["box"]
-    keep, tr.min_mask_pixels = tr.min_mask_pixels, 10 ** 9  # the object leaves the view: track 1 is lost
-    try:
-        assert tr.update(f[1], None) == [] and tr._tracks[1]["mask"] is None and tr._tracks[1]["lost"] == 1
-    finally:
-        tr.min_mask_pixels = keep
+    assert tr.update(f[1], None) == [] and tr._tracks[1]["mask"] is None and tr._tracks[1]["lost"] == 1
     obs = tr.update(f[2], [Detection(last_box, "cup", 0.8)])  # seen again where it was last seen
     assert [o.track_id for o in obs] == [1] and tr._tracks[1]["lost"] == 0 and len(tr._tracks) == 1
-    tr.min_mask_pixels = 10 ** 9
-    try:
-        tr.update(f[3], None)
-    finally:
-        tr.min_mask_pixels = keep
+    tr.update(f[3], None)
     obs = tr.update(f[0], [Detection(tr._tracks[1]["box"], "chair", 0.9)])  # other label: not the lost cup
-    assert 2 in {o.track_id for o in obs} and tr._tracks[2]["votes"].label == "chair"
-    assert tr._tracks[1]["votes"].label == "cup"
+    assert [o.track_id for o in obs] == [2] and tr._tracks[2]["votes"].label == "chair"
+    assert tr._tracks[1]["votes"].label == "cup" and tr._tracks[1]["lost"] == 2
 
 
 @pytest.mark.slow
