@@ -45,7 +45,8 @@ class _FakeDetector:
 def test_given_pipeline_with_box_tracker_and_redetection() -> None:
     det = _FakeDetector()
     p = build_perception({"depth_pose": {"name": "given"}, "scene_tagger": {"name": "fallback"}})
-    p = PerceptionPipeline(p.depth_pose, det, None, p.scene_tagger, redetect_every=3, vocabulary=["cup", "mug"])
+    p = PerceptionPipeline(p.depth_pose, det, None, p.scene_tagger, redetect_every=3, vocabulary=["cup", "mug"],
+                           redetect_every_s=None)
     out = [fp for i in range(7) for fp in p.process(_frame(i))] + p.flush()
     assert [fp.t_s for fp in out] == [0.5 * i for i in range(7)]
     assert det.calls == 3  # frames 0, 3, 6
@@ -55,6 +56,21 @@ def test_given_pipeline_with_box_tracker_and_redetection() -> None:
         assert {i.label for i in fp.instances} == {"cup", "mug"}
         assert all(i.mask.shape == (48, 64) for i in fp.instances)
     assert np.allclose(out[4].frame.T_world_cam.t, [0.4, 0, 0])
+
+
+def test_detector_runs_at_least_once_per_second_of_stream() -> None:
+    """At 2 fps the detector runs on every second frame by default (redetect_every_s = 1 s); with a frame
+    rule as well, on whichever comes first; at 1 fps (sparse frames) on every frame."""
+    for kwargs, calls in (({}, 4), ({"redetect_every": 3, "redetect_every_s": None}, 3),
+                          ({"redetect_every": 3}, 4), ({"redetect_every_s": 0.0}, 7)):
+        det = _FakeDetector()
+        base = build_perception({"depth_pose": {"name": "given"}})
+        p = PerceptionPipeline(base.depth_pose, det, None, None, vocabulary=["cup", "mug"], **kwargs)
+        for i in range(7):  # frames 0.5 s apart
+            p.process(_frame(i))
+        assert det.calls == calls, kwargs
+    with pytest.raises(InvalidInputError, match="redetect_every_s"):
+        PerceptionPipeline(base.depth_pose, _FakeDetector(), None, None, redetect_every_s=float("nan"))
 
 
 def test_given_errors_name_the_fix(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ Config (a plain dict; every stage is ``{"name": <backend>, ...backend options}``
      "detector": {"name": "grounding_dino", "weights": "random"},   # or None: no objects
      "tracker": {"name": "sam2", "weights": "random"},              # or "box", or None
      "scene_tagger": {"name": "fallback"},                          # or "clip"
-     "redetect_every": 5, "vocabulary": "objects365"}               # or a list of labels
+     "redetect_every_s": 1.0, "vocabulary": "objects365"}           # or a list of labels
 
 Image-only stages (detector, tracker, tagger) run when a frame arrives; their outputs wait
 for the (possibly chunked, delayed) depth+pose of that frame, then leave as FramePerception.
@@ -91,14 +91,22 @@ class PerceptionPipeline:
 
     def __init__(self, depth_pose: DepthPoseBackend, detector: Optional[Detector] = None,
                  tracker: Optional[Tracker] = None, scene_tagger: Optional[SceneTagger] = None,
-                 redetect_every: int = 5, vocabulary: Union[str, Sequence[str]] = "objects365",
-                 validate: bool = True, random_weights: Sequence[str] = ()):
-        if redetect_every < 1:
-            raise InvalidInputError(f"redetect_every must be >= 1 frame, got {redetect_every}")
+                 redetect_every: Optional[int] = None, vocabulary: Union[str, Sequence[str]] = "objects365",
+                 validate: bool = True, random_weights: Sequence[str] = (), redetect_every_s: Optional[float] = 1.0):
+        if redetect_every is not None and (isinstance(redetect_every, bool) or not isinstance(redetect_every, int)
+                                           or redetect_every < 1):
+            raise InvalidInputError(f"redetect_every must be an integer >= 1 frame (or None), got {redetect_every!r}")
+        if redetect_every_s is not None and not (isinstance(redetect_every_s, (int, float))
+                                                 and 0 <= redetect_every_s < float("inf")):
+            raise InvalidInputError(f"redetect_every_s must be a finite number >= 0 (seconds) or None, "
+                                    f"got {redetect_every_s!r}")
         if tracker is None and detector is not None:
             tracker = importlib.import_module("directme.perception.tracks").BoxTracker()
         self.depth_pose, self.detector, self.tracker, self.scene_tagger = depth_pose, detector, tracker, scene_tagger
-        self.redetect_every, self.validate = redetect_every, validate
+        # the detector runs on the first frame, then whenever redetect_every frames or redetect_every_s seconds of
+        # stream time have passed since it last ran (tracks only propagate what it found: at 1 fps an object
+        # can enter and leave the view between two detections that are 5 frames apart)
+        self.redetect_every, self.redetect_every_s, self.validate = redetect_every, redetect_every_s, validate
         self.random_weights = tuple(random_weights)  # stages built with random weights: answers are meaningless
         if detector is not None:
             detector.set_vocabulary(_vocabulary(vocabulary))
@@ -111,19 +119,29 @@ class PerceptionPipeline:
             self.tracker.reset()
         self._pending: dict[int, tuple[tuple[InstanceObservation, ...], Optional[str], float]] = {}
         self._n = 0
+        self._last_detection: Optional[tuple[int, float]] = None  # (frame count, t_s) when the detector last ran
 
     def _image_stages(self, frame: Frame) -> tuple[tuple[InstanceObservation, ...], Optional[str], float]:
         instances: tuple[InstanceObservation, ...] = ()
         if self.tracker is not None:
             dets: Optional[list[Detection]] = None
-            if self.detector is not None and self._n % self.redetect_every == 0:
+            if self.detector is not None and self._detection_due(frame.t_s):
                 dets = self.detector.detect(frame.rgb)
+                self._last_detection = (self._n, frame.t_s)
             instances = tuple(self.tracker.update(frame, dets))
         tag, score = (None, 1.0)
         if self.scene_tagger is not None:
             tag, score = self.scene_tagger.tag(frame.rgb)
             tag = None if tag in ("", "unknown") else tag
         return instances, tag, float(score)
+
+    def _detection_due(self, t_s: float) -> bool:
+        if self._last_detection is None:
+            return True
+        n, t = self._last_detection
+        by_frames = self.redetect_every is not None and self._n - n >= self.redetect_every
+        by_time = self.redetect_every_s is not None and t_s - t >= self.redetect_every_s - 1e-6
+        return by_frames or by_time or (self.redetect_every is None and self.redetect_every_s is None)
 
     def process(self, frame: Frame) -> list[FramePerception]:
         key = id(frame)
@@ -184,9 +202,9 @@ def resolve_config(cfg: Any) -> dict[str, Any]:
     if preset not in PRESETS:
         raise InvalidInputError(f"unknown perception preset {preset!r}; known: {sorted(PRESETS)}")
     d = _merge(PRESETS[preset], d)
-    unknown = set(d) - set(STAGES) - {"redetect_every", "vocabulary", "validate"}
+    unknown = set(d) - set(STAGES) - {"redetect_every", "redetect_every_s", "vocabulary", "validate"}
     if unknown:
-        known = sorted(s.value for s in STAGES) + ["preset", "redetect_every", "validate", "vocabulary"]
+        known = sorted(s.value for s in STAGES) + ["preset", "redetect_every", "redetect_every_s", "validate", "vocabulary"]
         raise InvalidInputError(f"unknown perception config keys {sorted(unknown)}; known: {known}")
     if not d.get("depth_pose"):
         raise InvalidInputError("perception config needs a 'depth_pose' stage, e.g. {'name': 'given'}")
@@ -228,4 +246,4 @@ def build_pipeline(cfg: Any, outputs_replaced: bool = False) -> PerceptionPipeli
             "'random_weights'); give real weights for real answers (`directme doctor` says which are missing)",
             ", ".join(random_weights))
     return PerceptionPipeline(**stages, random_weights=random_weights,
-                              **{k: d[k] for k in ("redetect_every", "vocabulary", "validate") if k in d})
+                              **{k: d[k] for k in ("redetect_every", "redetect_every_s", "vocabulary", "validate") if k in d})

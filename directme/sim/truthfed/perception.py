@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
@@ -110,8 +111,10 @@ class TruthFedPerception:
             name = stage_spec.get("name") if isinstance(stage_spec, Mapping) else None
             if backend is None or name not in STAND_INS:
                 continue
-            opts = {"seed": self.config.seed, **dict(self.config.stand_in.get(name, {}))}
-            importlib.import_module(STAND_INS[name]).install(backend, self.truth, **opts)
+            install = importlib.import_module(STAND_INS[name]).install
+            seeded = "seed" in inspect.signature(install).parameters  # stand-ins without randomness take none
+            opts = {**({"seed": self.config.seed} if seeded else {}), **dict(self.config.stand_in.get(name, {}))}
+            install(backend, self.truth, **opts)
         self.name = f"truth-fed({self.pipeline.name})"
 
     def _input(self, frame: Frame) -> Frame:
