@@ -11,7 +11,7 @@ transformers' post_process_grounded_object_detection, both: box score = max sigm
 token positions, phrase = the tokens above ``text_threshold``): a box is kept and named only by
 the tokens of a label, never by "[CLS]", "." or "[SEP]", which name nothing; boxes are clipped to
 the image. Everything else (resizing, normalisation, cxcywh boxes, sigmoid) is the official one
-(tests/test_perception_official_gdino.py).
+(tests/official_gdino.py, in tests/test_perception_official.py).
 
 Suppression is class-agnostic: one object named by several prompts (or by several queries of
 one prompt) with different labels is one detection (`suppress`).
