@@ -29,6 +29,7 @@ from typing import Optional
 from multiprocessing import Pool
 
 from directme.bench.metrics import seed_interval
+from directme.cli import configure_logging
 from directme.commands.demo import evaluate_episode, summarise
 from directme.sim import generate_episode
 
@@ -118,6 +119,7 @@ def main() -> None:
     ap.add_argument("--poses", default="none", choices=("none", "given"),
                     help="truth-fed: frames carry camera poses and intrinsics (given) or only RGB (none)")
     a = ap.parse_args()
+    configure_logging()  # the model packages' INFO lines (DA3's, with --perception truth-fed) stay off stdout
     modes = (list(a.noise) if "oracle" in a.perception else []) + ([TRUTH_FED] if TRUTH_FED in a.perception else [])
     truth_fed = {"depth_pose": a.depth_pose, "poses": a.poses}
     res: dict = {}
