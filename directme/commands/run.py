@@ -202,7 +202,7 @@ def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
     from ..viz.common import answer_line
 
     check = ""
-    abstained = Flag.ABSTAINED in answer.flags
+    abstained = answer.abstained
     if ask.answer and answer.letter:
         check = "  [correct]" if answer.letter == ask.answer else f"  [wrong; correct: {ask.answer}]"
     elif ask.answer and abstained:
@@ -229,7 +229,7 @@ def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
 def _answers_json(results: list[tuple[Ask, Any]]) -> list[dict]:
     return [{"question": a.text, "t_s": ans.t_s, "options": list(a.options), "letter": ans.letter,
              "text": ans.text, "confidence": ans.confidence, "correct_letter": a.answer, "flags": list(ans.flags),
-             "abstained": Flag.ABSTAINED in ans.flags,
+             "abstained": ans.abstained,
              "evidence": [{"node_id": e.node_id, "label": e.label, "times_s": list(e.times_s)} for e in ans.evidence]}
             for a, ans in results]
 
@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
     scored = [(a, ans) for a, ans in runner.results if a.answer]
     if scored:
         acc = sum(ans.letter == a.answer for a, ans in scored) / len(scored)
-        n_abstained = sum(Flag.ABSTAINED in ans.flags for _, ans in scored)
+        n_abstained = sum(ans.abstained for _, ans in scored)
         print(f"accuracy={acc:.3f} ({len(scored)} questions with a known answer; {n_abstained} abstained, "
               f"counted wrong)")
     if args.out:
