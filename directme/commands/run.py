@@ -36,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, metavar="FILE", help="agent config (YAML/JSON), see docs/backends.md")
     p.add_argument("--fps", type=float, default=1.0, help="frames per second fed to the agent (0 = every frame)")
     p.add_argument("--max-frames", type=int, default=None, help="stop after this many frames")
+    p.add_argument("--source-fps", type=float, default=None, metavar="HZ",
+                   help="frame rate of a 7-Scenes or image folder (no timestamps in those layouts; default 30)")
     p.add_argument("--trajectory", default=None, metavar="CSV",
                    help="Aria MPS / ADT trajectory for a .vrs input (for an Aria folder found beside the recording "
                         "when not given: aria_trajectory.csv, mps/slam/closed_loop_trajectory.csv)")
@@ -287,7 +289,8 @@ def run(args: argparse.Namespace) -> int:
     if args.input is None and args.load is None:
         raise InvalidInputError("give an INPUT to stream (video, folder, .vrs, episode) or --load DIR")
     check_outputs(args)
-    src = open_source(args.input, args.fps or None, args.trajectory, args.skip_corrupt) if args.input else None
+    src = open_source(args.input, args.fps or None, args.trajectory, args.skip_corrupt,
+                      args.source_fps) if args.input else None
     tap = _Tap()
     if args.load:
         agent = Agent.load(args.load, perception=tap, episode=src.episode if src else None)
