@@ -114,3 +114,26 @@ def test_abstained_is_the_flag_with_or_without_options():
     snap = snapshot(12.0, [], LOOP)
     a = GeometricAnswerer().answer(build_context("Where is the giraffe?", [], snap, Vocabulary(), None))
     assert a.abstained and Flag.NO_EVIDENCE in a.flags and Flag.MISSING_OBJECT in a.flags
+
+
+def _count_zero(track):
+    snap = snapshot(track[-1][0], [obj("cup", "Cup", (2, 0), t0=0, t1=track[-1][0])], track)
+    return GeometricAnswerer().answer(build_context("How many chairs are there?", [], snap, Vocabulary(), None))
+
+
+def test_none_counted_is_as_sure_as_the_share_of_the_surroundings_looked_at():
+    glance = _count_zero(walk([(0, 0, 0, 0, "kitchen"), (1, 0, 0, 0, "kitchen")]))  # two frames, one heading
+    around = _count_zero(walk([(t, 0, 0, 30 * t, "kitchen") for t in range(13)]))  # turned all the way round
+    assert glance.text == "0 chairs (looked at 19% of the directions around you in 2 frames)."
+    assert glance.confidence == pytest.approx(1 - (1 - 70 / 360) * 0.5, abs=0.01)  # 70 deg field of view, prior 0.5
+    assert "looked at 100% of the directions around you in 13 frames" in around.text and around.confidence > 0.99
+
+
+def test_view_coverage_of_a_place_counts_its_frames_only():
+    from directme.answerers.coverage import view_coverage
+
+    snap = snapshot(5.0, [], walk([(0, 0, 0, 0, "kitchen"), (2, 5, 0, 180, "hall"), (5, 5, 0, 180, "hall")]))
+    kitchen, hall, nowhere = (view_coverage(snap, 70.0, p) for p in ("kitchen", "hall", "garage"))
+    assert (kitchen.n_frames, hall.n_frames, nowhere.n_frames) == (2, 4, 0)
+    assert kitchen.fraction == pytest.approx(70 / 360, abs=0.01) and nowhere.fraction == 0.0
+    assert nowhere.describe() == "no frame of it seen yet"

@@ -40,6 +40,7 @@ from .prediction import target_nodes as _target_nodes
 from .around import objects_around
 from .places import asks_back_at_start, back_at_start, current_room, metric_path, my_room, object_room
 from .missing import missing_objects
+from .coverage import view_coverage
 from .recall import recall
 
 _EPS = 1e-4
@@ -57,8 +58,8 @@ class GeometricAnswerer:
                  min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
                  side_range_m: float = 2.5, put_back_p: float = 0.9, label_vote_logodds: float = 3.0,
                  count_min_similarity: float = 0.8, put_down_reach_m: float = 1.2, put_down_window_s: float = 60.0,
-                 put_down_min_move_m: float = 1.5, absent_confidence: float = 0.6,
-                 back_radius_m: float = 1.0, back_scale_m: float = 0.25) -> None:
+                 put_down_min_move_m: float = 1.5, absent_prior: float = 0.5,
+                 back_radius_m: float = 1.0, back_scale_m: float = 0.25, view_hfov_deg: float = 70.0) -> None:
         self.direction_sigma_deg = direction_sigma_deg
         self.clock_sigma_deg = clock_sigma_deg
         self.distance_scale_m = distance_scale_m
@@ -72,9 +73,10 @@ class GeometricAnswerer:
         self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
         self.label_vote_logodds = label_vote_logodds  # counts: log-odds one unit of label vote adds to its label
         self.count_min_similarity = count_min_similarity  # counts: a label matched by meaning alone must be this close
-        self.absent_confidence = absent_confidence  # "did I see X?" answered no because X is not in memory
+        self.absent_prior = absent_prior  # "0 chairs", "did I see X? no": the chance X is in what was not looked at
         self.back_radius_m = back_radius_m  # "am I back where I started?": this close (ground, metres) is yes
         self.back_scale_m = back_scale_m  # ... and the width of that yes/no boundary (logistic scale, metres)
+        self.view_hfov_deg = view_hfov_deg  # absences: the camera's horizontal field of view assumed (coverage.py)
         # counts: a node seen once by the wearer's hand is the object the wearer reached elsewhere, carried (counting.py)
         self.put_down = PutDownLink(put_down_reach_m, put_down_window_s, put_down_min_move_m)
 
@@ -244,13 +246,19 @@ class GeometricAnswerer:
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
         sure = belief.p(k) >= self.count_sure_p
         text = f"{counted(k, target.text)}{where}" + ("." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
+        conf = belief.p(k) if known else 0.2
+        if k == 0:  # none seen is only as sure as the share of the surroundings looked at
+            seen = view_coverage(ctx.snapshot, self.view_hfov_deg, place)
+            conf *= seen.absence_confidence(self.absent_prior)
+            text = f"{text[:-1]} ({seen.describe()})."
         counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}" + (
             f" (maybe carried to {links[n.node_id][1]})" if n.node_id in links else "")) for n, p in kept)
-        return Prediction(PredictionKind.COUNT, text, belief.p(k) if known else 0.2, count=k, count_pmf=belief.pmf,
+        return Prediction(PredictionKind.COUNT, text, conf, count=k, count_pmf=belief.pmf,
                           flags=() if known else (Flag.NO_EVIDENCE,), evidence=counted_nodes)
 
     def _recall(self, ctx: QueryContext) -> Prediction:
-        return recall(ctx, self.absent_confidence)
+        return recall(ctx, self.absent_prior, view_coverage(ctx.snapshot, self.view_hfov_deg,
+                                                                 ctx.intent.places[0] if ctx.intent.places else None))
 
     def _changes(self, ctx: QueryContext) -> Prediction:
         """What changed (memory/events.py, as known at the asked time): the moved / new / missing objects,

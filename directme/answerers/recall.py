@@ -14,6 +14,7 @@ from ..query.retrieval import match_target
 from ..query.types import QueryContext
 from ..query.vocab import canonical, label_keys
 from ..types import Flag
+from .coverage import ViewCoverage
 from .prediction import Prediction, PredictionKind
 from .prediction import no_answer as _none
 
@@ -22,10 +23,10 @@ _LAST_WORDS = re.compile(r"\b(?:last|latest|most recent(?:ly)?)\b")
 _SHOWN = 8  # objects listed in the text of a "what did I see" answer
 
 
-def recall(ctx: QueryContext, absent_confidence: float) -> Prediction:
+def recall(ctx: QueryContext, absent_prior: float, seen: ViewCoverage) -> Prediction:
     """Which of the offered objects were seen (a score each); without object options, yes / no for the named
-    object (not in memory: "no" at ``absent_confidence``, flag ``missing_object``); with none named, the
-    objects seen in the order first seen."""
+    object (not in memory: "no", as sure as the share of the surroundings looked at, ``seen``, allows - see
+    coverage.py -, flag ``missing_object``); with none named, the objects seen in the order first seen."""
     place = ctx.intent.places[0] if ctx.intent.places else None
     offered = [Target(tgt.key, tgt.text) for o in ctx.facts.options for tgt in o.objects]
     named = offered or list(ctx.intent.targets)
@@ -45,8 +46,9 @@ def recall(ctx: QueryContext, absent_confidence: float) -> Prediction:
         key = named[0].key
         if scores[key] <= 0:
             where = f" in the {place}" if place else ""
-            return Prediction(PredictionKind.YES, f"No '{named[0].text or key}'{where} in memory as of {ctx.t_s:.0f} s.",
-                              absent_confidence, p_yes=0.0, flags=(Flag.MISSING_OBJECT,))
+            return Prediction(PredictionKind.YES, f"No '{named[0].text or key}'{where} in memory as of {ctx.t_s:.0f} s "
+                              f"({seen.describe()}).", seen.absence_confidence(absent_prior), p_yes=0.0,
+                              flags=(Flag.MISSING_OBJECT,))
         return Prediction(PredictionKind.YES, f"Seen: {key}.", p_yes=target_scores[key])
     seen = [k for k, s in scores.items() if s > 0]
     return Prediction(PredictionKind.TARGETS, "Seen: " + (", ".join(seen) or "none of these") + ".",
