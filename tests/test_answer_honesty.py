@@ -137,3 +137,10 @@ def test_view_coverage_of_a_place_counts_its_frames_only():
     assert (kitchen.n_frames, hall.n_frames, nowhere.n_frames) == (2, 4, 0)
     assert kitchen.fraction == pytest.approx(70 / 360, abs=0.01) and nowhere.fraction == 0.0
     assert nowhere.describe() == "no frame of it seen yet"
+
+
+def test_a_count_in_a_room_never_entered_is_no_answer():
+    snap = snapshot(5.0, [obj("cup", "Cup", (2, 0), t0=0, t1=5)], walk([(0, 0, 0, 0, "kitchen"), (5, 1, 0, 0, "kitchen")]))
+    a = GeometricAnswerer().answer(build_context("How many chairs are in the garage?", ["0", "1", "2"], snap,
+                                                 Vocabulary(), None))
+    assert a.abstained and a.letter is None and "no frame of the garage" in a.text, a.text

@@ -231,6 +231,9 @@ class GeometricAnswerer:
             return _none("no object to count", Flag.NO_TARGET)
         target = ctx.intent.targets[0]
         place = target.place or (ctx.intent.places[0] if ctx.intent.places else None)
+        seen = view_coverage(ctx.snapshot, self.view_hfov_deg, place)
+        if place and seen.n_frames == 0:  # a room never entered (or no room names): nothing to count from
+            return _none(f"no frame of the {place} in memory as of {ctx.t_s:.0f} s, so nothing to count there")
         # things only like the asked class in meaning (a nightstand for "desks") are not of it: an embedding match
         # counts only when it is as close as a synonym the vocabulary lacks
         nodes = [n for n in _target_nodes(ctx, 0, self.count_min_similarity) if n.n_obs >= self.count_min_obs]
@@ -248,7 +251,6 @@ class GeometricAnswerer:
         text = f"{counted(k, target.text)}{where}" + ("." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
         conf = belief.p(k) if known else 0.2
         if k == 0:  # none seen is only as sure as the share of the surroundings looked at
-            seen = view_coverage(ctx.snapshot, self.view_hfov_deg, place)
             conf *= seen.absence_confidence(self.absent_prior)
             text = f"{text[:-1]} ({seen.describe()})."
         counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}" + (
