@@ -72,7 +72,7 @@ class GeometricAnswerer:
         self.side_range_m = side_range_m  # "left of", "behind": how far from the reference
         self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
         self.label_vote_logodds = label_vote_logodds  # counts: log-odds one unit of label vote adds to its label
-        self.count_min_similarity = count_min_similarity  # counts, named objects: a label matched by meaning alone must be this close
+        self.count_min_similarity = count_min_similarity  # counts: a label matched by meaning alone must be this close
         self.absent_prior = absent_prior  # "0 chairs", "did I see X? no": the chance X is in what was not looked at
         self.back_radius_m = back_radius_m  # "am I back where I started?": this close (ground, metres) is yes
         self.back_scale_m = back_scale_m  # ... and the width of that yes/no boundary (logistic scale, metres)
@@ -88,7 +88,7 @@ class GeometricAnswerer:
             return _none("question not understood", Flag.NOT_UNDERSTOOD)
         kinds = {o.kind for o in opts}
         prim = intent.primitive
-        missing = missing_objects(ctx, self.count_min_similarity)
+        missing = missing_objects(ctx)
         if missing is not None:
             return missing
         if prim in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE) and _FLOOR_WORDS.search(ctx.question.lower()):

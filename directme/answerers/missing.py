@@ -17,19 +17,16 @@ NEEDS_ALL_NAMED = frozenset({Primitive.EGO_DIRECTION, Primitive.FACING, Primitiv
                              Primitive.OBJECTS_AROUND, Primitive.OBJECT_TRAJECTORY, Primitive.OBJECT_LOCATION})
 
 
-def missing_objects(ctx: QueryContext, min_meaning_score: float) -> Optional[Prediction]:
+def missing_objects(ctx: QueryContext) -> Optional[Prediction]:
     """No answer, saying which named objects are not in memory as of the asked time (flags ``missing_object``
-    and ``no_evidence``); None when the question needs no named object or memory holds every one. An object
-    matched by meaning alone (no label, vote or head-noun match) is held only at a similarity of at least
-    ``min_meaning_score`` (as close as a synonym the vocabulary lacks: a surfboard is not a whiteboard)."""
+    and ``no_evidence``); None when the question needs no named object or memory holds every one."""
     intent = ctx.intent
     needs_all = intent.primitive in NEEDS_ALL_NAMED or (
         intent.primitive == Primitive.CHANGES and change_kind(ctx.question) is None)  # "is the X still there?"
     if not needs_all or not intent.targets:
         return None
     matches = ctx.facts.matches
-    held = [i < len(matches) and any(m.how != "embedding" or m.score >= min_meaning_score for m in matches[i])
-            for i in range(len(intent.targets))]
+    held = [i < len(matches) and bool(matches[i]) for i in range(len(intent.targets))]
     absent = list(dict.fromkeys(t.text or t.key for t, ok in zip(intent.targets, held) if not ok))
     if not absent:
         return None
