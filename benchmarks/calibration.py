@@ -99,7 +99,7 @@ def plot(tables: dict[str, list], path: Path) -> None:
     ax.set_ylabel("accuracy in bin")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
     ax.set_title("reliability of answered simulator questions", fontsize=9)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
