@@ -131,10 +131,11 @@ class AgentConfig:
 
     @staticmethod
     def from_file(path: Union[str, Path]) -> "AgentConfig":
-        """A YAML or JSON config file (UTF-8, at most 1 MiB, no YAML anchors/aliases, see the module docstring)."""
+        """A YAML or JSON config file (UTF-8, at most 1 MiB, no YAML anchors/aliases, see the module docstring),
+        or the name of a packaged one (``smoke-random``; see ``config_path``)."""
         from .validation import MAX_CONFIG_BYTES, load_json, load_yaml, read_text
 
-        p = Path(path)
+        p = config_path(path)
         text = read_text(p, "config file", MAX_CONFIG_BYTES)
         data = load_json(text, f"config file {p}") if p.suffix.lower() == ".json" else \
             load_yaml(text, f"config file {p}")
@@ -154,6 +155,29 @@ class AgentConfig:
         d = {"perception": asdict(self.perception), "memory": self.memory.to_dict(),
              "query": asdict(self.query), "answerer": asdict(self.answerer)}
         return d if secrets else redact_config(d)
+
+
+PACKAGED_CONFIGS = Path(__file__).resolve().parent / "configs"  # ready configs shipped with the package
+
+
+def packaged_configs() -> list[str]:
+    """The names of the packaged configs (``--config NAME`` from any folder)."""
+    return sorted(p.stem for p in PACKAGED_CONFIGS.glob("*.yaml"))
+
+
+def config_path(name_or_path: Union[str, Path]) -> Path:
+    """The config file ``name_or_path`` names: an existing file, else the packaged config of that name
+    ("smoke-random", "smoke-random.yaml", or "examples/configs/smoke-random.yaml" given from another
+    folder); InvalidInputError listing the packaged names when there is neither."""
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    name = p.name[: -len(p.suffix)] if p.suffix.lower() in (".yaml", ".yml") else p.name
+    packaged = PACKAGED_CONFIGS / f"{name}.yaml"
+    if packaged.is_file() and (p.parent == Path(".") or p.parent.as_posix().endswith("examples/configs")):
+        return packaged
+    raise InvalidInputError(f"config file {p} not found; give a YAML/JSON file or the name of a packaged config: "
+                            f"{', '.join(packaged_configs())}")
 
 
 def _check_names(cfg: AgentConfig) -> None:

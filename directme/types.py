@@ -29,6 +29,7 @@ class Flag(TextEnum):
     """Special cases an ``Answer`` is marked with."""
 
     NO_EVIDENCE = "no_evidence"  # memory holds nothing to answer from: scores uniform, confidence low
+    MISSING_OBJECT = "missing_object"  # an object the question names is not in memory as of the asked time
     UNPARSED = "unparsed"  # an MLLM reply with no recognisable answer
     NOT_UNDERSTOOD = "not_understood"  # the question was not understood
     NO_TARGET = "no_target"  # the question names no object memory could look for
@@ -40,9 +41,19 @@ class Flag(TextEnum):
     NO_PROBS = "no_probs"  # the MLLM backend gave no probabilities: confidence is nominal
     BACKEND_ERROR = "backend_error"  # server down, too slow or malformed reply: no answer, confidence 0
     MLLM_FAILED = "mllm_failed"  # the policy's MLLM failed: the geometric answer stands
-    ABSTAINED = "abstained"  # no answer (letter None): unsure parse, a question for an MLLM, or no evidence
+    ABSTAINED = "abstained"  # no answer (letter None): unsure parse, a question for an MLLM, no evidence or a
+    # missing object (``Answer.abstained`` reads it and backend_error; every benchmark counts that property)
     RANDOM_WEIGHTS = "random_weights"  # a perception or answerer model runs with random weights: meaningless
     UNKNOWN_SCALE = "unknown_scale"  # states or uses lengths, but memory's depth and poses are up to an unknown scale
+
+
+# The flags that mark an answer as no answer at all (``Answer.abstained``; result files that hold only flags).
+NO_ANSWER_FLAGS = frozenset({Flag.ABSTAINED, Flag.BACKEND_ERROR})
+
+
+def is_no_answer(flags: Sequence[Any]) -> bool:
+    """Whether ``flags`` (Flag members or their names, e.g. read back from a result file) mark no answer."""
+    return any(f in NO_ANSWER_FLAGS for f in flags or ())
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,7 @@ class Answer:
     """An answer at time ``t_s``. ``letter`` for multiple choice, ``text`` always.
 
     ``option_scores`` maps letters to probabilities that sum to 1 when options were given; ``flags``
-    (``Flag`` values) mark special cases."""
+    (``Flag`` values) mark special cases; ``abstained`` says whether it is no answer at all."""
 
     question: str
     t_s: float
@@ -81,6 +92,13 @@ class Answer:
             object.__setattr__(self, "flags", tuple(Flag(f) for f in self.flags))
         except ValueError as exc:
             raise InvalidInputError(f"Answer.flags: {exc}; known flags: {[f.value for f in Flag]}") from None
+
+    @property
+    def abstained(self) -> bool:
+        """No answer at all (a flag of ``NO_ANSWER_FLAGS``: ``abstained``, or ``backend_error``; no letter,
+        confidence 0): the one test every caller and benchmark uses, so that an abstention is never scored as
+        an answer, on time or judged."""
+        return is_no_answer(self.flags)
 
     @property
     def entropy(self) -> Optional[float]:

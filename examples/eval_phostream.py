@@ -1,7 +1,7 @@
 """PhoStream: Early / On-time / Late / No Response rates; LLM-judge scores with --judge-url.
 
     python examples/eval_phostream.py --videos PhoStream/videos \
-        --annotations PhoStream/dataset/phostream_annotations.json --out runs/phostream \
+        --annotations PhoStream/dataset/phostream_annotations.json --out out/phostream \
         --judge-url http://localhost:8000/v1 --judge-model Qwen2.5-72B-Instruct
 """
 from bench_common import main

@@ -1,6 +1,6 @@
 """UCS-Bench: accuracy overall / per category / subcategory / qtype.
 
-    python examples/eval_ucsbench.py --videos UCS/videos --annotations UCS/qa.json --out runs/ucs --workers 4
+    python examples/eval_ucsbench.py --videos UCS/videos --annotations UCS/qa.json --out out/ucs --workers 4
 """
 from bench_common import main
 

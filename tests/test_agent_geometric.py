@@ -192,7 +192,7 @@ def _ask_untagged(question, options=()):
 
 def test_count_with_no_object_in_memory_is_flagged():
     a = _ask_untagged("How many chairs are there?")
-    assert a.text == "0 chairs." and a.confidence <= 0.2 and "no_evidence" in a.flags
+    assert a.text.startswith("0 chairs (looked at ") and a.confidence <= 0.2 and "no_evidence" in a.flags
 
 
 @pytest.mark.parametrize("tag", ["unknown", ""])

@@ -33,7 +33,7 @@ ANSWERER_CONFIGS = {"transformers": ("directme.answerers.transformers_vl", "Tran
 def test_the_documented_configs_exist():
     names = {p.name for p in CONFIGS}
     assert {"perception-da3-gdino-sam2.yaml", "mllm-qwen3vl.yaml", "mllm-server.yaml", "policy-qwen3vl.yaml"} <= names
-    assert (ROOT / PERCEPTION_EXAMPLE).is_file()
+    assert (ROOT / "directme" / "configs" / f"{PERCEPTION_EXAMPLE}.yaml").is_file()  # packaged: found by name
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
@@ -63,7 +63,7 @@ def test_example_config_parses_with_known_backends(path):
 
 
 def test_mllm_configs_share_the_perception_section():
-    reference = AgentConfig.from_file(ROOT / PERCEPTION_EXAMPLE).perception
+    reference = AgentConfig.from_file(PERCEPTION_EXAMPLE).perception  # by name, as users give it
     for path in CONFIGS:
         assert AgentConfig.from_file(path).perception == reference, f"{path.name} drifted from {PERCEPTION_EXAMPLE}"
 

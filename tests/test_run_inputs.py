@@ -33,7 +33,8 @@ def test_video_without_a_depth_backend_gets_the_shared_error_before_decoding(tmp
     err = capsys.readouterr().err.strip()
     expected = _helper_message(f"the frames of {path} (a video file)")
     assert err == f"directme run: error: {expected}"
-    assert "(the default)" in expected and "--config examples/configs/perception-da3-gdino-sam2.yaml" in expected
+    assert "(the default)" in expected and "--config perception-da3-gdino-sam2 " in expected
+    assert "--config smoke-random" in expected
 
 
 def test_given_config_and_image_folder_get_the_same_error(tmp_path: Path, capsys) -> None:

@@ -7,7 +7,9 @@ evidence gives uniform scores and low confidence.
 
 It abstains (letter None, confidence 0, flag "abstained") on questions it should not answer: kind
 ``open`` (attributes, states, activities: an MLLM's job), a parse confidence below
-``min_parse_confidence``, or no object named where one is needed."""
+``min_parse_confidence``, no object named where one is needed, or an object it names (asked, reference or
+viewpoint object) that is not in memory as of the asked time: that answer says so (flag "missing_object")
+and never picks among the options left."""
 from __future__ import annotations
 
 import re
@@ -36,7 +38,10 @@ from .prediction import nearest_option, score_options
 from .prediction import no_answer as _none
 from .prediction import target_nodes as _target_nodes
 from .around import objects_around
-from .places import current_room, metric_path, my_room, object_room
+from .places import asks_back_at_start, back_at_start, current_room, metric_path, my_room, object_room
+from .missing import missing_objects
+from .coverage import view_coverage
+from .recall import recall
 
 _EPS = 1e-4
 _FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b|\bon (?:which|what) (?:floor|storey|level)\b")
@@ -53,7 +58,8 @@ class GeometricAnswerer:
                  min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
                  side_range_m: float = 2.5, put_back_p: float = 0.9, label_vote_logodds: float = 3.0,
                  count_min_similarity: float = 0.8, put_down_reach_m: float = 1.2, put_down_window_s: float = 60.0,
-                 put_down_min_move_m: float = 1.5) -> None:
+                 put_down_min_move_m: float = 1.5, absent_prior: float = 0.5,
+                 back_radius_m: float = 1.0, back_scale_m: float = 0.25, view_hfov_deg: float = 70.0) -> None:
         self.direction_sigma_deg = direction_sigma_deg
         self.clock_sigma_deg = clock_sigma_deg
         self.distance_scale_m = distance_scale_m
@@ -67,6 +73,10 @@ class GeometricAnswerer:
         self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
         self.label_vote_logodds = label_vote_logodds  # counts: log-odds one unit of label vote adds to its label
         self.count_min_similarity = count_min_similarity  # counts: a label matched by meaning alone must be this close
+        self.absent_prior = absent_prior  # "0 chairs", "did I see X? no": the chance X is in what was not looked at
+        self.back_radius_m = back_radius_m  # "am I back where I started?": this close (ground, metres) is yes
+        self.back_scale_m = back_scale_m  # ... and the width of that yes/no boundary (logistic scale, metres)
+        self.view_hfov_deg = view_hfov_deg  # absences: the camera's horizontal field of view assumed (coverage.py)
         # counts: a node seen once by the wearer's hand is the object the wearer reached elsewhere, carried (counting.py)
         self.put_down = PutDownLink(put_down_reach_m, put_down_window_s, put_down_min_move_m)
 
@@ -78,11 +88,16 @@ class GeometricAnswerer:
             return _none("question not understood", Flag.NOT_UNDERSTOOD)
         kinds = {o.kind for o in opts}
         prim = intent.primitive
+        missing = missing_objects(ctx)
+        if missing is not None:
+            return missing
         if prim in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE) and _FLOOR_WORDS.search(ctx.question.lower()):
             return _none("memory knows rooms, not floors")
         if prim in (Primitive.OBJECT_TRAJECTORY, Primitive.OBJECT_LOCATION) or (
                 kinds == {OptionKind.PLACE} and intent.targets and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
             return object_room(ctx, self.put_back_p)  # uses the placement history, not the event time
+        if prim == Primitive.MY_TRAJECTORY and asks_back_at_start(ctx.question):
+            return back_at_start(ctx, self.back_radius_m, self.back_scale_m)
         if prim == Primitive.MY_TRAJECTORY and intent.walked:  # "how far have I walked (since ...)"
             path = ctx.facts.metric_path
             return Prediction(PredictionKind.DISTANCE, path.describe(), metres=path.walked_m) if path else \
@@ -216,6 +231,9 @@ class GeometricAnswerer:
             return _none("no object to count", Flag.NO_TARGET)
         target = ctx.intent.targets[0]
         place = target.place or (ctx.intent.places[0] if ctx.intent.places else None)
+        seen = view_coverage(ctx.snapshot, self.view_hfov_deg, place)
+        if place and seen.n_frames == 0:  # a room never entered (or no room names): nothing to count from
+            return _none(f"no frame of the {place} in memory as of {ctx.t_s:.0f} s, so nothing to count there")
         # things only like the asked class in meaning (a nightstand for "desks") are not of it: an embedding match
         # counts only when it is as close as a synonym the vocabulary lacks
         nodes = [n for n in _target_nodes(ctx, 0, self.count_min_similarity) if n.n_obs >= self.count_min_obs]
@@ -231,29 +249,18 @@ class GeometricAnswerer:
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
         sure = belief.p(k) >= self.count_sure_p
         text = f"{counted(k, target.text)}{where}" + ("." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
+        conf = belief.p(k) if known else 0.2
+        if k == 0:  # none seen is only as sure as the share of the surroundings looked at
+            conf *= seen.absence_confidence(self.absent_prior)
+            text = f"{text[:-1]} ({seen.describe()})."
         counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}" + (
             f" (maybe carried to {links[n.node_id][1]})" if n.node_id in links else "")) for n, p in kept)
-        return Prediction(PredictionKind.COUNT, text, belief.p(k) if known else 0.2, count=k, count_pmf=belief.pmf,
+        return Prediction(PredictionKind.COUNT, text, conf, count=k, count_pmf=belief.pmf,
                           flags=() if known else (Flag.NO_EVIDENCE,), evidence=counted_nodes)
 
     def _recall(self, ctx: QueryContext) -> Prediction:
-        place = ctx.intent.places[0] if ctx.intent.places else None
-        scores = {}
-        for o in ctx.facts.options:
-            for tgt in o.objects:
-                nodes = [ctx.snapshot.objects[m.node_id] for m in match_target(Target(tgt.key, tgt.text), ctx.snapshot)
-                         if m.how in ("label", "vote", "head")]
-                weights = [1.0] * len(nodes)
-                if place:  # soft: the share of the room evidence pointing at the asked room
-                    weights = [max(_share(place_votes(ctx.snapshot, n, i, ctx.facts.rooms), place)
-                                   for i in range(len(n.position_history) or 1)) for n in nodes]
-                scores[tgt.key] = float(sum(n.n_obs * _vote_share(n, n.label) * w for n, w in zip(nodes, weights)))
-        if not scores:
-            return _none("no object options to recall")
-        seen = [k for k, s in scores.items() if s > 0]
-        return Prediction(PredictionKind.TARGETS, "Seen: " + (", ".join(seen) or "none of these") + ".",
-                          1.0 if len(seen) == 1 else 0.5,
-                          target_scores={k: 1.0 - np.exp(-s / 6.0) for k, s in scores.items()})
+        return recall(ctx, self.absent_prior, view_coverage(ctx.snapshot, self.view_hfov_deg,
+                                                                 ctx.intent.places[0] if ctx.intent.places else None))
 
     def _changes(self, ctx: QueryContext) -> Prediction:
         """What changed (memory/events.py, as known at the asked time): the moved / new / missing objects,
@@ -357,7 +364,8 @@ class GeometricAnswerer:
             conf = float(min(conf, p.max())) if conf > 0 else 0.0
             if pred.kind == PredictionKind.NONE:  # no evidence: uniform scores and no letter, not a silent "A"
                 letter = None
-                flags.append(Flag.ABSTAINED)
+        if pred.kind == PredictionKind.NONE:  # no answer, with options or without
+            flags.append(Flag.ABSTAINED)
         text = pred.text if letter is None else f"{letter}. {ctx.options[OPTION_LETTERS.index(letter)]} ({pred.text})"
         return Answer(question=ctx.question, t_s=ctx.t_s, text=text, letter=letter, confidence=conf,
                       option_scores=scores, evidence=pred.evidence or ctx.evidence, subgraph_text=ctx.subgraph_text,
@@ -366,16 +374,6 @@ class GeometricAnswerer:
 
     def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
         return [self.answer(c) for c in ctxs]
-
-
-def _share(votes: dict[str, float], place: str) -> float:
-    total = sum(votes.values())
-    return float(sum(w for t, w in votes.items() if canonical(t) == canonical(place)) / total) if total > 0 else 0.0
-
-
-def _vote_share(node: ObjectNode, label: str) -> float:
-    total = sum(node.label_votes.values())
-    return float(node.label_votes.get(label, 0.0) / total) if total > 0 else 1.0
 
 
 def build(options=None) -> GeometricAnswerer:

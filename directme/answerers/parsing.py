@@ -164,7 +164,7 @@ def finish_answer(ctx: QueryContext, raw_text: str, answerer: str, *,
             flags.append(Flag.NO_PROBS)
         text = raw_text.strip()
         if not text:
-            flags.append(Flag.UNPARSED)
+            flags += [Flag.UNPARSED, Flag.ABSTAINED]
             conf = 0.0
         return Answer(text=text, confidence=float(conf), flags=tuple(flags), **common)
     parsed = parse_letter(raw_text, ctx.options)
@@ -176,6 +176,8 @@ def finish_answer(ctx: QueryContext, raw_text: str, answerer: str, *,
     if scores is None:
         flags.append(Flag.NO_PROBS)
         conf = 1.0 if parsed.letter else 0.0
+        if letter is None:  # no letter written and no probabilities to pick one: no answer
+            flags.append(Flag.ABSTAINED)
     else:
         conf = scores[letter]
         if parsed.letter is None:  # the reply committed to nothing: the letter is a guess, at most chance

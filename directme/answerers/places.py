@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..memory.snapshot import EventKind, ObjectNode
 from ..query.ego import current_place, object_place, place_votes
 from ..query.intent import HERE, TimeKind
@@ -18,6 +20,7 @@ from .prediction import known_place as _known_place
 from .prediction import no_answer as _none
 
 _PATH_WORDS = re.compile(r"\b(path|route|trajectory|way|where have i been|which (rooms|places) did i)\b")
+_BACK_WORDS = re.compile(r"\bback (?:to |at |near )?(?:where|the (?:place|spot) where) (?:i|we) (?:started|began|was)\b")
 _ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
 
 
@@ -73,6 +76,23 @@ def metric_path(ctx: QueryContext) -> Prediction:
         return Prediction(PredictionKind.PATH, "No room names in memory (no scene tags). " + path.describe(), 0.3,
                           flags=(Flag.NO_PLACES,))
     return Prediction(PredictionKind.PATH, path.describe())
+
+
+def asks_back_at_start(question: str) -> bool:
+    """Whether the question asks "am I back where I started?" (a yes / no on the path, not a room)."""
+    return bool(_BACK_WORDS.search(question.lower()))
+
+
+def back_at_start(ctx: QueryContext, radius_m: float, scale_m: float) -> Prediction:
+    """"Am I back where I started?": yes when the wearer now stands within ``radius_m`` (ground) of where the
+    path began (or of where they were at the asked time); ``scale_m`` is the width of that boundary."""
+    path = ctx.facts.metric_path
+    if path is None:
+        return _none("no camera pose in memory")
+    p = float(1.0 / (1.0 + np.exp((path.net_m - radius_m) / scale_m)))
+    verdict = "back near" if p >= 0.5 else "not back at"
+    return Prediction(PredictionKind.YES, f"You are {verdict} where you were at {path.t_from:.0f} s "
+                      f"({path.net_m:.1f} m away). {path.describe()}", p_yes=p)
 
 
 def object_room(ctx: QueryContext, put_back_p: float) -> Prediction:

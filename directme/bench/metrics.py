@@ -19,7 +19,8 @@ def accuracy_table(records: Iterable[Mapping[str, Any]], keys: Sequence[str] = (
                    correct_key: str = "correct") -> dict[str, Any]:
     """Overall accuracy plus accuracy per value of each key in ``keys``.
 
-    Records whose ``correct`` is None (not scorable) are counted in ``unscored`` only; ``random_weights``
+    Records whose ``correct`` is None (not scorable) are counted in ``unscored`` only; ``abstained`` counts the
+    records that are no answer (``Answer.abstained``), scored or not, and an abstention is never correct; ``random_weights``
     counts the answers flagged as coming from a model with random weights (meaningless). A key no record has
     a value for gets no table; records without a value among others that have one are grouped as
     ``NO_VALUE`` (never an empty name, which would read "per_category." in metrics.md).
@@ -39,7 +40,7 @@ def _acc(recs: Sequence[Mapping[str, Any]], correct_key: str) -> dict[str, Any]:
     scored = [r for r in recs if r.get(correct_key) is not None]
     n_ok = sum(bool(r[correct_key]) and not r.get("abstained") for r in scored)
     return {"accuracy": (n_ok / len(scored)) if scored else None, "correct": n_ok, "total": len(scored),
-            "unscored": len(recs) - len(scored), "abstained": sum(bool(r.get("abstained")) for r in scored),
+            "unscored": len(recs) - len(scored), "abstained": sum(bool(r.get("abstained")) for r in recs),
             "random_weights": sum(Flag.RANDOM_WEIGHTS in (r.get("flags") or ()) for r in recs)}
 
 
@@ -63,9 +64,9 @@ def seed_interval(per_seed: Sequence[tuple[int, int]], level: float = 0.95, resa
 
 
 def is_abstention(answer: Answer) -> bool:
-    """Whether the model declined to answer (flag "abstained", no letter): recorded as an abstention and
-    scored as wrong, never as the letter a tie-break would pick."""
-    return Flag.ABSTAINED in answer.flags
+    """Whether the model gave no answer (``Answer.abstained``): recorded as an abstention and scored as wrong,
+    never as on time, judged, or the letter a tie-break would pick."""
+    return answer.abstained
 
 
 # --- TeleEgo ---------------------------------------------------------------------------

@@ -38,7 +38,8 @@ class ModelSpec:
         return factory(self.config, **dict(self.kwargs)) if self.config is not None else factory(**dict(self.kwargs))
 
 
-PERCEPTION_EXAMPLE = "examples/configs/perception-da3-gdino-sam2.yaml"
+PERCEPTION_EXAMPLE = "perception-da3-gdino-sam2"  # a packaged config: `--config NAME` works from any folder
+SMOKE_EXAMPLE = "smoke-random"  # the packaged smoke test (random weights, meaningless answers, no downloads)
 
 
 def agent_config(spec: ModelSpec) -> Any:
@@ -72,7 +73,7 @@ def require_depth_backend(spec: ModelSpec, source: str, hint: str = "") -> None:
         f"{source} carry no depth and no camera pose, but the agent's perception backend is {backend!r}"
         f"{' (the default)' if spec.config is None else ''}, which takes them from the frames. Give it a "
         f"depth model: --config {PERCEPTION_EXAMPLE} (Depth Anything 3 + Grounding DINO + SAM2, weights on "
-        f"disk; docs/backends.md){hint}")
+        f"disk; docs/backends.md), or --config {SMOKE_EXAMPLE} to try the pipeline with random weights{hint}")
 
 
 class ScriptedModel:

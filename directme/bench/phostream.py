@@ -9,7 +9,8 @@ Protocol: the question is issued at t_q; the model is polled once per second (it
 classified against the due window [t_a, t_a + 2 s] (t_a = t_q, or t_p for forward items;
 for forward items an answer at t_q itself is ignored, as in the official scorer): Early,
 On time, Late (up to ``late_grace_s`` after the window, then polling stops) or No Response.
-On-time answers are scored by the LLM judge (0-5 x 20) when one is configured.
+On-time answers are scored by the LLM judge (0-5 x 20) when one is configured; without a judge no score is
+given. An abstention (``Answer.abstained``: "not in memory", "not understood") is No Response, never On time.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..types import Answer, Flag, TextEnum
 from .annotations import BenchEpisode, FreeText, Record, Seconds, Text, check_record, read_records, record_error, safe_name
-from .metrics import ON_TIME, classify_response, is_abstention, mean, response_rates
+from .metrics import NO_RESPONSE, ON_TIME, classify_response, is_abstention, mean, response_rates
 from .runner import StreamRunner
 
 NAME = "phostream"
@@ -109,18 +110,15 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     records: list[dict] = []
 
     def finish(item: PhoItem, t_resp: Optional[float], text: str, n_polls: int, abstained: bool = False) -> None:
-        timing = classify_response(item.t_answer_s, t_resp, window)
-        score = None
-        if abstained:
-            score = 0.0  # "not understood" is a response, and a wrong one
-        elif timing == ON_TIME and judge is not None:
-            score = 20.0 * judge.score(item.question, item.reference, text)
-        elif timing != ON_TIME:
-            score = 0.0
+        # no answer ("not understood", "not in memory") is no response, never on time; without a judge no item
+        # has a score (the summary's score stays empty), with one only on-time answers are judged
+        timing = NO_RESPONSE if abstained else classify_response(item.t_answer_s, t_resp, window)
+        judged = timing == ON_TIME and judge is not None
+        score = None if judge is None else 20.0 * judge.score(item.question, item.reference, text) if judged else 0.0
         records.append({"qid": item.qid, "time_type": item.time_type, "capability": item.capability,
                         "t_q_s": item.t_q_s, "t_answer_s": item.t_answer_s, "t_response_s": t_resp,
                         "response": text, "reference": item.reference, "timing": timing, "score": score,
-                        "polls": n_polls, "abstained": abstained})
+                        "polls": n_polls, "abstained": abstained, "judged": judged})
 
     def poll(item: PhoItem, n: int):
         def probe(r: StreamRunner, t: float) -> None:
@@ -144,7 +142,8 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
     recs = [r for res in results for r in res.get("records", [])]
     out: dict[str, Any] = {"items": len(recs), "rates": response_rates(r["timing"] for r in recs),
                            "score": _score(recs),
-                           "judged": sum(r["score"] is not None and r["timing"] == ON_TIME for r in recs)}
+                           "judged": sum(bool(r.get("judged")) for r in recs),
+                           "abstained": sum(bool(r.get("abstained")) for r in recs)}
     for tt in TimeType:
         sub = [r for r in recs if r["time_type"] == tt]
         out[tt] = {"items": len(sub), "rates": response_rates(r["timing"] for r in sub),
@@ -153,7 +152,7 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
 
 
 def _score(recs: Sequence[Mapping[str, Any]]) -> Optional[float]:
-    """Mean 0-100 score, or None when on-time answers were not judged (no judge configured)."""
+    """Mean 0-100 score, or None when items were not scored (no judge configured)."""
     if any(r["score"] is None for r in recs):
         return None
     return mean(r["score"] for r in recs)

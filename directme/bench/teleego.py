@@ -230,14 +230,14 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
     judge = opts.get("judge")
     records: dict[str, dict] = {}
 
-    def ask(item: TeleEgoItem, r: StreamRunner, t: float) -> tuple[bool, float]:
+    def ask(item: TeleEgoItem, r: StreamRunner, t: float) -> tuple[bool, float, bool]:
         options = ("True", "False") if item.qa_type == QaType.BINARY else item.options
         asked = r.ask(item.question, t, options or None)
-        return is_correct(item, asked.answer, judge), asked.latency_s
+        return is_correct(item, asked.answer, judge), asked.latency_s, is_abstention(asked.answer)
 
     def recall(item: TeleEgoItem, k: int):
         def probe(r: StreamRunner, t: float) -> None:
-            ok, _ = ask(item, r, t)
+            ok, _, _ = ask(item, r, t)
             records[item.index]["recalls"].append(ok)
             if ok and k < rounds:
                 r.schedule(item.t_s + (k + 1) * interval, recall(item, k + 1))
@@ -245,11 +245,11 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
 
     def initial(item: TeleEgoItem):
         def probe(r: StreamRunner, t: float) -> None:
-            ok, latency = ask(item, r, t)
+            ok, latency, abstained = ask(item, r, t)
             rta = real_time_correct(ok, latency, window)
             records[item.index] = {"index": item.index, "qa_type": item.qa_type, "t_s": t, "category": item.category,
                                    "subcategory": item.subcategory, "correct": ok, "rta_correct": rta,
-                                   "latency_s": latency, "recalls": []}
+                                   "latency_s": latency, "abstained": abstained, "recalls": []}
             if rta and item.qa_type != QaType.OPEN_ENDED and rounds > 0:
                 r.schedule(t + interval, recall(item, 1))
         return probe

@@ -29,7 +29,7 @@ from pydantic import BeforeValidator
 from ..types import OPTION_LETTERS, Answer, TextEnum
 from .annotations import (BenchEpisode, FreeText, Label, Record, Seconds, Text, _option, check_record, clock_seconds,
                           read_records, record_error, safe_name)
-from .metrics import mean, pairwise_order_accuracy, parse_letters, recall_at_k
+from .metrics import is_abstention, mean, pairwise_order_accuracy, parse_letters, recall_at_k
 from .runner import StreamRunner
 
 NAME = "xlebench"
@@ -199,27 +199,36 @@ def run_episode(runner: StreamRunner, episode: BenchEpisode, opts: Mapping[str, 
 
 
 def score_query(q: XLeQuery, answer: Answer, k: int = 5, thr: float = 0.3, judge: Any = None) -> dict:
+    """One record; an abstention (``Answer.abstained``) predicts nothing - no span, count or order read from
+    its text ("No 'fridge' in memory as of 12 s") - and a summary's is scored 0 by a judge, never judged."""
+    abstained = is_abstention(answer)
     text = answer.text
-    rec: dict[str, Any] = {"qid": q.qid, "task": q.task, "query": q.query, "text": text}
+    rec: dict[str, Any] = {"qid": q.qid, "task": q.task, "query": q.query, "text": text, "abstained": abstained,
+                           "judged": False}
+    if abstained:
+        text = ""
     if q.task == XLeTask.TEMPORAL_LOCALIZATION:
-        spans = spans_from_answer(answer)
+        spans = [] if abstained else spans_from_answer(answer)
         rec.update(pred_spans=spans, gt_spans=list(q.gt_spans), recall=recall_at_k(spans, q.gt_spans, k, thr))
     elif q.task == XLeTask.COUNTING:
         n = count_from_text(text)
         rec.update(pred=n, answer=q.count, correct=n == q.count, abs_error=abs(n - q.count) if n is not None else None)
     elif q.task == XLeTask.SUMMARY_ORDERING:
-        order = parse_letters(answer.raw_output or text, OPTION_LETTERS[: len(q.events)])
+        order = [] if abstained else parse_letters(answer.raw_output or text, OPTION_LETTERS[: len(q.events)])
         rec.update(pred=order, answer=list(q.order), correct=tuple(order) == q.order,
                    pairwise=pairwise_order_accuracy(order, q.order))
     else:
-        rec.update(score=judge.score(q.query, q.reference, text) if judge is not None and q.reference else None)
+        judged = judge is not None and bool(q.reference) and not abstained
+        rec.update(score=judge.score(q.query, q.reference, text) if judged else
+                   0.0 if judge is not None and q.reference else None, judged=judged)
     return rec
 
 
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
     recs = [r for res in results for r in res.get("records", [])]
     by = {t: [r for r in recs if r["task"] == t] for t in XLeTask}
-    return {"items": len(recs),
+    return {"items": len(recs), "abstained": sum(bool(r.get("abstained")) for r in recs),
+            "judged": sum(bool(r.get("judged")) for r in recs),
             "temporal_localization": {"n": len(by["temporal_localization"]),
                                       "recall_at_5_tiou_0.3": mean(r["recall"] for r in by["temporal_localization"])},
             "counting": {"n": len(by["counting"]), "accuracy": mean(float(r["correct"]) for r in by["counting"]),

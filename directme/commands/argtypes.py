@@ -39,6 +39,13 @@ def fps(text: str) -> float:
     return float(text)
 
 
+def rate_hz(text: str) -> float:
+    """A frame rate in (0, MAX_FPS] (e.g. --source-fps: there is no 'all frames' here)."""
+    if not 0 < _real(text, "a frame rate in Hz") <= MAX_FPS:
+        raise argparse.ArgumentTypeError(f"must be a frame rate in (0, {MAX_FPS:g}] Hz, got {text}")
+    return float(text)
+
+
 def seconds(text: str) -> float:
     """argparse type: a finite number of seconds > 0."""
     if not 0 < _real(text, "a number of seconds") < math.inf:

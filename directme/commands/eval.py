@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser, benchmark: Optional[str] = None) -
     p.add_argument("--annotations", required=True,
                    help="annotation file or folder (sim: an episode folder written by `directme sim`)")
     p.add_argument("--videos", default=None, help="folder holding the benchmark's videos")
-    p.add_argument("--out", default=None, help="results folder (default runs/eval/BENCHMARK); reruns resume here")
+    p.add_argument("--out", default=None, help="results folder (default out/eval/BENCHMARK); reruns resume here")
     p.add_argument("--workers", type=at_least(1), default=1,
                    help="local worker processes, each video in a child process so a crash (segfault, out of "
                         "memory) fails only that video (or Ray CPUs with --ray local)")
@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser, benchmark: Optional[str] = None) -
     p.add_argument("--check", action="store_true", help="only load and validate the annotations; print items=N")
     p.add_argument("--config", default=None,
                    help="agent config (YAML/JSON) for the model under test; plain videos need a depth model, "
-                        "e.g. examples/configs/perception-da3-gdino-sam2.yaml")
+                        "a file or a packaged config's name, e.g. perception-da3-gdino-sam2")
     p.add_argument("--model", default="agent", help='"agent" (default), "scripted" (baseline) or "module:factory"')
     p.add_argument("--fps", type=fps, default=1.0, help="frames per second streamed to the model (0 = all)")
     p.add_argument("--timeline", default=None, help="TeleEgo timeline JSON mapping 'D1-09:31:38' labels")
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(frames, VideoFrames):
         require_depth_backend(model, "plain videos")
     job = EvalJob(benchmark=args.benchmark, model=model, frames=frames, fps=fps, opts=opts)
-    out = Path(args.out or Path("runs") / "eval" / args.benchmark)
+    out = Path(args.out or Path("out") / "eval" / args.benchmark)
     progress, t0 = EvalProgress(), time.perf_counter()
     try:
         summary = run_evaluation(job, episodes, out, workers=max(1, args.workers), ray_address=args.ray,

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..types import OPTION_LETTERS, Answer, Flag
-from .argtypes import at_least, check_path, fps, seconds
+from .argtypes import at_least, check_path, fps, rate_hz, seconds
 from .run_questions import Ask, collect_questions, parse_time
 from .run_source import GeometryCheck, configure, open_source
 
@@ -37,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, metavar="FILE", help="agent config (YAML/JSON), see docs/backends.md")
     p.add_argument("--fps", type=fps, default=1.0, help="frames per second fed to the agent (0 = every frame)")
     p.add_argument("--max-frames", type=at_least(1), default=None, help="stop after this many frames")
+    p.add_argument("--source-fps", type=rate_hz, default=None, metavar="HZ",
+                   help="frame rate of a 7-Scenes or image folder (no timestamps in those layouts; default 30)")
     p.add_argument("--trajectory", default=None, metavar="CSV",
                    help="Aria MPS / ADT trajectory for a .vrs input (for an Aria folder found beside the recording "
                         "when not given: aria_trajectory.csv, mps/slam/closed_loop_trajectory.csv)")
@@ -204,7 +206,7 @@ def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
     from ..viz.common import answer_line
 
     check = ""
-    abstained = Flag.ABSTAINED in answer.flags
+    abstained = answer.abstained
     if ask.answer and answer.letter:
         check = "  [correct]" if answer.letter == ask.answer else f"  [wrong; correct: {ask.answer}]"
     elif ask.answer and abstained:
@@ -231,7 +233,7 @@ def print_answer(ask: Ask, answer: Any, say: Any = print) -> None:
 def _answers_json(results: list[tuple[Ask, Any]]) -> list[dict]:
     return [{"question": a.text, "t_s": ans.t_s, "options": list(a.options), "letter": ans.letter,
              "text": ans.text, "confidence": ans.confidence, "correct_letter": a.answer, "flags": list(ans.flags),
-             "abstained": Flag.ABSTAINED in ans.flags,
+             "abstained": ans.abstained,
              "evidence": [{"node_id": e.node_id, "label": e.label, "times_s": list(e.times_s)} for e in ans.evidence]}
             for a, ans in results]
 
@@ -280,7 +282,8 @@ def run(args: argparse.Namespace) -> int:
     if args.input is None and args.load is None:
         raise InvalidInputError("give an INPUT to stream (video, folder, .vrs, episode) or --load DIR")
     check_outputs(args)
-    src = open_source(args.input, args.fps or None, args.trajectory, args.skip_corrupt) if args.input else None
+    src = open_source(args.input, args.fps or None, args.trajectory, args.skip_corrupt,
+                      args.source_fps) if args.input else None
     tap = _Tap()
     if args.load:
         agent = Agent.load(args.load, perception=tap, episode=src.episode if src else None)
@@ -315,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
     scored = [(a, ans) for a, ans in runner.results if a.answer]
     if scored:
         acc = sum(ans.letter == a.answer for a, ans in scored) / len(scored)
-        n_abstained = sum(Flag.ABSTAINED in ans.flags for _, ans in scored)
+        n_abstained = sum(ans.abstained for _, ans in scored)
         print(f"accuracy={acc:.3f} ({len(scored)} questions with a known answer; {n_abstained} abstained, "
               f"counted wrong)")
     if args.out:

@@ -24,8 +24,16 @@ class Source:
 
 
 def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = None,
-                skip_corrupt: bool = False) -> Source:
+                skip_corrupt: bool = False, source_fps: Optional[float] = None) -> Source:
+    """The frames of ``path`` (``source_fps``: the recording rate of a 7-Scenes or image folder, which has no
+    timestamps; refused for other inputs)."""
     p = Path(path)
+    if source_fps is not None:
+        from ..readers.aria_folder import is_aria_folder
+
+        if not p.is_dir() or is_aria_folder(p) or (p / "rgb.txt").exists() or (p / "episode.json").exists():
+            raise InvalidInputError(f"--source-fps: {path} carries its own timestamps; the flag is for 7-Scenes and "
+                                    "image folders (no timestamps in those layouts)")
     if p.is_dir() and (p / "episode.json").is_file():
         from ..sim import load_episode
 
@@ -40,6 +48,8 @@ def open_source(path: str, fps: Optional[float], trajectory: Optional[str] = Non
 
     if skip_corrupt and p.suffix.lower() in VIDEO_EXTS:
         kwargs["on_corrupt"] = OnCorrupt.SKIP
+    if source_fps is not None:
+        kwargs["source_fps"] = source_fps
     reader = open_reader(p, fps=fps, **kwargs)
     plain = {VideoReader: "a video file", ImageFolderReader: "an image folder"}.get(type(reader))
     aria = reader if isinstance(reader, AriaVrsReader) else None

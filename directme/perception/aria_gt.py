@@ -133,7 +133,7 @@ def require_poses(reader: Any, name: str) -> None:
             f"{name}: the Aria recording has no device trajectory beside it, and without model weights the poses "
             "can only come from one: run Project Aria MPS and put mps/slam/closed_loop_trajectory.csv next to "
             "the .vrs (or pass --trajectory CSV; ADT sequences ship aria_trajectory.csv), or give a depth and pose "
-            "model: --config examples/configs/perception-da3-gdino-sam2.yaml (weights on disk; docs/backends.md)")
+            "model: --config perception-da3-gdino-sam2 (weights on disk; docs/backends.md)")
 
 
 def build(options: Optional[Mapping[str, Any]] = None) -> AriaGtPerception:

@@ -12,7 +12,9 @@ Without a sentence model (embedder ``none`` or ``string``) only the rules decide
 returned as ``open`` with confidence 0, so it is never answered geometrically by guess."""
 from __future__ import annotations
 
+import logging
 import threading
+import time
 import weakref
 from functools import lru_cache
 from typing import Optional, Sequence
@@ -25,6 +27,8 @@ from .parsed import DEFAULT_PARSER, ParserConfig
 from .phrases import FUNCTION_WORDS, tokens
 from .prototypes import KINDS, PROTOTYPES
 from .vocab import Vocabulary, singular
+
+loading_log = logging.getLogger("directme.loading")  # stage lines ("loading ... N s"; `directme` prints them)
 
 GEOMETRIC_KINDS = tuple(k for k in KINDS if k != "open")
 
@@ -116,11 +120,15 @@ class KindClassifier:
             if self._ready:
                 return
             texts = [normalise_question(s) for k in self.kinds for s in self.prototypes[k]]
+            t0 = time.perf_counter()  # the first question that needs the sentence model waits seconds: say so
+            loading_log.info("loading question encoder: all-MiniLM-L6-v2 and %d question prototypes ...", len(texts))
             self._labels = np.array([i for i, k in enumerate(self.kinds) for _ in self.prototypes[k]])
             self._vecs, self.temperature, self.loo_accuracy = self._calibrate(texts)
             if self.mask:
                 masked = [mask_objects(t) for t in texts]
                 self._masked_vecs, self.masked_temperature, self.masked_loo_accuracy = self._calibrate(masked)
+            loading_log.info("loading question encoder: %s ... %.1f s", self.embedder.question_encoder_used or "fp32",
+                             time.perf_counter() - t0)
             self._ready = True
 
     def _calibrate(self, texts: list[str]) -> tuple[np.ndarray, float, float]:

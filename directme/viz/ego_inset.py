@@ -71,7 +71,9 @@ def draw_ego_inset(ax: Any, snapshot: Any, ego: EgoFrame, targets: Sequence[str]
     dist = np.linalg.norm(xy, axis=1)
     is_target = np.array([nid in targets for nid, _ in objs], dtype=bool)
     radius = _radius(dist, dist[is_target] if len(objs) else dist, style)
-    shown = [i for i in np.argsort(dist) if is_target[i] or dist[i] <= radius][:style.inset_max_objects + len(targets)]
+    order = np.argsort(dist, kind="stable")  # the answer's objects always, then the nearest others up to the cap
+    shown = [i for i in order if is_target[i]] + \
+        [i for i in order if not is_target[i] and dist[i] <= radius][:style.inset_max_objects]
     _clock_face(ax, radius)
     points: dict[str, np.ndarray] = {}
     labels: list = []

@@ -59,6 +59,27 @@ def place_labels(anchors: np.ndarray, sizes: np.ndarray, obstacles: Sequence[np.
     return out
 
 
+def place_required(anchors: np.ndarray, sizes: np.ndarray, obstacles: Sequence[np.ndarray] = (),
+                   bounds: Optional[np.ndarray] = None, gap: float = 4.0, rings: int = 5) -> list[np.ndarray]:
+    """Boxes for labels that must be drawn (an answer's objects), in priority order: as ``place_labels``, but a
+    label with no free position is never left out - it takes the first position clear of the labels placed
+    before it (covering markers if it must), else the first inside ``bounds``, else the nearest one."""
+    obstacles = np.asarray(obstacles, dtype=np.float64).reshape(-1, 4)
+    placed = np.zeros((0, 4))
+    out: list[np.ndarray] = []
+    for anchor, size in zip(np.asarray(anchors, dtype=np.float64).reshape(-1, 2),
+                            np.asarray(sizes, dtype=np.float64).reshape(-1, 2)):
+        every = _candidates(anchor, size, gap, rings)
+        inside = [b for b in every if bounds is None or (b[0] >= bounds[0] and b[1] >= bounds[1]
+                                                         and b[2] <= bounds[2] and b[3] <= bounds[3])] or every[:1]
+        box = next((b for b in inside if not _hits(b, np.vstack([obstacles, placed]))), None)
+        if box is None:
+            box = next((b for b in inside if not _hits(b, placed)), inside[0])
+        placed = np.vstack([placed, box])
+        out.append(box)
+    return out
+
+
 def point_box(xy: np.ndarray, radius_px: float) -> np.ndarray:
     """The square box of a marker of ``radius_px`` at display point ``xy``."""
     return np.array([xy[0] - radius_px, xy[1] - radius_px, xy[0] + radius_px, xy[1] + radius_px])

@@ -20,7 +20,7 @@ from .._lazy import require
 from ..geometry import ground_basis
 from .common import answer_line, answer_targets, ego_frame_at, graph_edges, labels_of, to_ground, trajectory_w
 from .ego_inset import ANSWER_RGB, IMAGINED_RGB, EgoInset, draw_ego_inset
-from .labels import place_labels, point_box, polyline_boxes
+from .labels import place_labels, place_required, point_box, polyline_boxes
 from .palette import ClassPalette, class_key
 from .question import QuestionView, read_question
 from .style import DEFAULT_STYLE, ReportStyle
@@ -92,10 +92,14 @@ class _Labels:
 
     def __init__(self) -> None:
         self.items: list[tuple[Any, str, np.ndarray, dict]] = []
+        self.required: set[int] = set()  # items always drawn (an answer's objects), placed first
         self.obstacles: list[np.ndarray] = []  # (ax, xy data, radius px)
         self.lines: list[tuple[Any, np.ndarray]] = []  # (ax, polyline in data coordinates)
 
-    def add(self, ax: Any, text: str, xy: np.ndarray, **kw: Any) -> None:
+    def add(self, ax: Any, text: str, xy: np.ndarray, required: bool = False, **kw: Any) -> None:
+        """A label request; a ``required`` one is placed before the others and never left out."""
+        if required:
+            self.required.add(len(self.items))
         self.items.append((ax, text, np.asarray(xy, dtype=np.float64), kw))
 
     def block(self, ax: Any, xy: np.ndarray, radius_px: float) -> None:
@@ -113,6 +117,8 @@ class _Labels:
             by_ax.setdefault(id(ax), []).append(k)
         placed, dropped = [], []
         for ks in by_ax.values():
+            ks = sorted(ks, key=lambda k: k not in self.required)  # the answer's labels first
+            n_req = sum(k in self.required for k in ks)
             ax = self.items[ks[0]][0]
             anchors = ax.transData.transform(np.stack([self.items[k][2] for k in ks]))
             sizes = []
@@ -122,8 +128,9 @@ class _Labels:
                 sizes.append((ext.width, ext.height))
                 probe.remove()
             bounds = np.asarray(ax.get_window_extent(renderer).extents)
-            boxes = place_labels(anchors, np.array(sizes), obstacles, bounds,
-                                 gap=style.marker_px + style.label_gap_px, rings=style.label_rings)
+            gap, sizes = style.marker_px + style.label_gap_px, np.array(sizes)
+            boxes: list = place_required(anchors[:n_req], sizes[:n_req], obstacles, bounds, gap, style.label_rings)
+            boxes += place_labels(anchors[n_req:], sizes[n_req:], obstacles + boxes, bounds, gap, style.label_rings)
             for k, anchor, box in zip(ks, anchors, boxes):
                 _, text, xy, kw = self.items[k]
                 if box is None:
@@ -177,7 +184,7 @@ def _draw_map(ax: Any, snapshot: Any, basis: np.ndarray, palette: ClassPalette, 
     ranked = sorted(snapshot.objects.items(), key=lambda kv: (kv[0] not in targets, not kv[1].present))
     for nid, o in ranked:
         labels.add(ax, o.label + ("" if o.present else " (gone)"), to_ground(o.position_w, basis)[0],
-                   color="black" if o.present else "0.45")
+                   required=nid in targets, color="black" if o.present else "0.45")
     if question is not None and question.is_path and len(traj) > 1:
         _time_ticks(ax, snapshot, traj, labels, style)
     return drawn
@@ -335,8 +342,8 @@ def build_topdown(snapshot: Any, answer: Any = None, palette: Optional[ClassPale
         side = (panel - 0.2) / height_in
         iax = fig.add_axes((panel_x, top - side, panel_w, side))
         inset = draw_ego_inset(iax, snapshot, ego, targets, palette, question, style)
-        for text, xy, kw in inset.labels:
-            labels.add(iax, text, xy, **kw)
+        for text, xy, kw in inset.labels:  # the answer's objects (and the imagined heading): always labelled
+            labels.add(iax, text, xy, required=True, **kw)
         for line in inset.lines:
             labels.block_line(iax, line)
         if inset.points:
