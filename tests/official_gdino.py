@@ -235,3 +235,23 @@ def test_gdino_resize_sizes_match_official() -> None:
             assert resized_hw(h, w, size, max_size, long_from_raw=False) == (theirs.height, theirs.width)
             assert resized_hw(h, w, size, max_size, long_from_raw=True) == get_size_with_aspect_ratio(
                 (h, w), size, max_size)
+
+
+def test_gdino_label_scores_are_the_best_token_per_label() -> None:
+    """The one segment-max over all labels equals taking each label's best token one label at a time
+    (values and chosen label), also for labels without tokens (score 0)."""
+    import torch
+
+    from directme.perception.grounding_common import label_scores
+
+    g = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        prob = torch.rand(20, 64, generator=g)
+        spans, pos = [], 1
+        for i in range(int(torch.randint(1, 12, (1,), generator=g))):
+            n = int(torch.randint(0, 4, (1,), generator=g))
+            spans.append((f"label{i}", list(range(pos, pos + n))))
+            pos += n + 1
+        want = torch.stack([prob[:, t].max(dim=1).values if t else prob.new_zeros(20) for _, t in spans], dim=1)
+        best, idx = label_scores(torch, prob, spans)
+        assert torch.equal(best, want.max(dim=1).values) and torch.equal(idx, want.max(dim=1).indices)

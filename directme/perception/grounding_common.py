@@ -75,8 +75,15 @@ def split_prompts(tokenizer: Any, labels: Sequence[str], max_tokens: int, who: s
 
 def label_scores(torch: Any, prob: Any, spans: Sequence[tuple[str, Sequence[int]]]) -> tuple[Any, Any]:
     """(best score, best label index) per query box from token probabilities (queries, tokens)."""
-    per_label = torch.stack([prob[:, list(t)].max(dim=1).values if t else prob.new_zeros(prob.shape[0])
-                             for _, t in spans], dim=1)
+    tokens = [tok for _, t in spans for tok in t]
+    owner = [i for i, (_, t) in enumerate(spans) for _ in t]  # the label each of those tokens belongs to
+    if not tokens:
+        return prob.new_zeros(prob.shape[0]), torch.zeros(prob.shape[0], dtype=torch.long, device=prob.device)
+    gathered = prob[:, torch.tensor(tokens, device=prob.device)]
+    index = torch.tensor(owner, device=prob.device).expand(prob.shape[0], -1)
+    # one segment max over all labels at once (a label's score = its best token; no tokens: 0)
+    per_label = prob.new_zeros(prob.shape[0], len(spans)).scatter_reduce(1, index, gathered, reduce="amax",
+                                                                         include_self=False)
     return per_label.max(dim=1)
 
 
