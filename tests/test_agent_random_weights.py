@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from video_builders import seven_scenes_folder
 from directme import Agent
 from directme.cli import main
 from directme.commands.doctor_checks import sample_frames
@@ -63,21 +64,8 @@ def test_real_weights_or_given_input_are_not_flagged() -> None:
     assert Flag.RANDOM_WEIGHTS not in agent.ask("Where is the sofa now?").flags
 
 
-def _seven_scenes(folder: Path, n: int = 4) -> Path:
-    folder.mkdir()
-    for i in range(n):
-        stem = folder / f"frame-{i:06d}"
-        Image.fromarray(np.full((48, 64, 3), 40 * i, np.uint8)).save(f"{stem}.color.png")
-        Image.fromarray(np.full((48, 64), 1500, np.uint16)).save(f"{stem}.depth.png")
-        pose = np.eye(4)
-        pose[0, 3] = 0.2 * i
-        np.savetxt(f"{stem}.pose.txt", pose)
-    np.savetxt(folder / "camera-intrinsics.txt", [[50, 0, 32], [0, 50, 24], [0, 0, 1]])
-    return folder
-
-
 def test_run_with_random_weights_warns_and_flags_every_answer(tmp_path, capsys, fresh_warning) -> None:
-    data = _seven_scenes(tmp_path / "scene")
+    data = seven_scenes_folder(tmp_path / "scene", 4)
     cfg = tmp_path / "random.json"
     cfg.write_text(json.dumps(CONFIG), encoding="utf-8")
     out = tmp_path / "answers.json"

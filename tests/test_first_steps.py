@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
+from video_builders import seven_scenes_folder
 
 from directme.cli import main
 from directme.config import AgentConfig, config_path, packaged_configs
@@ -37,21 +37,8 @@ def test_the_example_configs_are_the_packaged_ones():
         assert link.resolve() == (ROOT / "directme" / "configs" / link.name).resolve(), link
 
 
-def _seven_scenes(folder: Path, n: int = 3) -> Path:
-    folder.mkdir()
-    for i in range(n):
-        stem = folder / f"frame-{i:06d}"
-        Image.fromarray(np.full((48, 64, 3), 40 * i, np.uint8)).save(f"{stem}.color.png")
-        Image.fromarray(np.full((48, 64), 1500, np.uint16)).save(f"{stem}.depth.png")
-        pose = np.eye(4)
-        pose[0, 3] = 0.2 * i
-        np.savetxt(f"{stem}.pose.txt", pose)
-    np.savetxt(folder / "camera-intrinsics.txt", [[50, 0, 32], [0, 50, 24], [0, 0, 1]])
-    return folder
-
-
 def test_the_seven_scenes_hint_names_a_real_flag_and_the_flag_works(tmp_path, capsys):
-    data = _seven_scenes(tmp_path / "scene")
+    data = seven_scenes_folder(tmp_path / "scene", 3)
     assert main(["run", str(data), "--fps", "0", "--quiet", "--ask", "What path did I take?"]) == 0
     err = capsys.readouterr().err
     assert "--source-fps HZ" in err and "source_fps=" in err  # the warning names the flag

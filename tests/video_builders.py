@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 
 def write_video(path: Path, n: int = 40, fps: int = 10, options: dict | None = None) -> Path:
@@ -35,3 +36,17 @@ def damage(src: Path, dst: Path, how: str) -> Path:
         data[mid:mid + 3000] = np.random.default_rng(1).integers(0, 255, 3000, dtype=np.uint8).tobytes()
     dst.write_bytes(bytes(data))
     return dst
+
+
+def seven_scenes_folder(folder: Path, n: int = 3) -> Path:
+    """A tiny 7-Scenes-layout folder: ``n`` colour/depth/pose frames walking 0.2 m along x, and intrinsics."""
+    folder.mkdir()
+    for i in range(n):
+        stem = folder / f"frame-{i:06d}"
+        Image.fromarray(np.full((48, 64, 3), 40 * i, np.uint8)).save(f"{stem}.color.png")
+        Image.fromarray(np.full((48, 64), 1500, np.uint16)).save(f"{stem}.depth.png")
+        pose = np.eye(4)
+        pose[0, 3] = 0.2 * i
+        np.savetxt(f"{stem}.pose.txt", pose)
+    np.savetxt(folder / "camera-intrinsics.txt", [[50, 0, 32], [0, 50, 24], [0, 0, 1]])
+    return folder
