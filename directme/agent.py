@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Un
 import numpy as np
 
 from .config import AgentConfig
-from .errors import InvalidInputError
+from .errors import InvalidInputError, InvalidSaveError
 from .perception import build_perception
 from ._sync import ReadWriteLock, exclusive, guarded, shared
 from .types import OPTION_LETTERS, Answer, Flag, Frame, FramePerception
@@ -230,7 +230,7 @@ class Agent:
         from ._atomic import save_dir
 
         state = {"format": AGENT_FORMAT, "config": self.config.to_dict(), "first_t": self._first_t,
-                 "last_t": self._last_t, "last_input_t": self._last_input_t}
+                 "last_t": self._last_t, "last_input_t": self._last_input_t, "scale_known": self._scale_known}
         text = json.dumps(state, indent=2, default=_jsonable)
 
         def write(tmp: Path) -> None:
@@ -253,6 +253,11 @@ class Agent:
         agent = cls(config, **kwargs)
         agent.memory = memory
         agent._first_t, agent._last_t, agent._last_input_t = times
+        scale_known = state.get("scale_known", True)  # saves from before the flag: every frame was metric
+        if not isinstance(scale_known, bool):
+            raise InvalidSaveError(f"{d / 'agent.json'}: 'scale_known' must be true or false, got {scale_known!r:.40}; "
+                                   "the save is damaged: save the agent again")
+        agent._scale_known = scale_known
         return agent
 
 

@@ -60,3 +60,11 @@ def test_pipeline_passes_depth_pose_metric_flag_on() -> None:
 
     out = PerceptionPipeline(UpToScale()).process(sample_frames(1)[0])
     assert len(out) == 1 and out[0].metric is False
+
+
+def test_unknown_scale_survives_save_and_load(tmp_path) -> None:
+    unknown = _agent(metric=False)
+    loaded = Agent.load(unknown.save(tmp_path / "unknown"))
+    assert not loaded.scale_known
+    assert Flag.UNKNOWN_SCALE in loaded.ask("How far is the sofa from me?").flags
+    assert Agent.load(_agent(metric=True).save(tmp_path / "known")).scale_known
