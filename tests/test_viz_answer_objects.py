@@ -37,12 +37,7 @@ def test_answer_object_beyond_a_crowd_is_drawn_and_labelled():
     from directme.viz.report import build_topdown
     from directme.viz.style import DEFAULT_STYLE
 
-    rng = np.random.default_rng(1)
-    objects = dict(make_snapshot().objects)
-    for i in range(67):
-        pos = np.r_[np.array([3.0, 0.0]) + rng.uniform(-0.55, 0.55, 2), 0.5]
-        objects[f"n{i}"] = ObjectNode(f"n{i}", "box", {"box": 1.0}, pos, 0.0, 3.0, 3)
-    snap = replace(make_snapshot(), objects=objects)
+    snap = _crowd(seed=1, n=67, spread_m=0.55)
     pic = build_topdown(snap, make_answer())
     _check_answer_objects_shown(pic, ["o1"], ["chair"])
     assert len(pic.inset.points) == 1 + DEFAULT_STYLE.inset_max_objects
@@ -51,12 +46,7 @@ def test_answer_object_beyond_a_crowd_is_drawn_and_labelled():
 def test_a_comparison_labels_both_objects_in_a_crowd():
     from directme.viz.report import build_topdown
 
-    rng = np.random.default_rng(2)
-    objects = dict(make_snapshot().objects)
-    for i in range(40):
-        pos = np.r_[np.array([3.0, 0.0]) + rng.uniform(-0.7, 0.7, 2), 0.5]
-        objects[f"n{i}"] = ObjectNode(f"n{i}", "box", {"box": 1.0}, pos, 0.0, 3.0, 3)
-    snap = replace(make_snapshot(), objects=objects)
+    snap = _crowd(seed=2, n=40, spread_m=0.7)
     answer = Answer("Which is closer, the chair or the dining table?", 4.0, "The chair is closer.", letter="A",
                     evidence=(Evidence("o1", "chair", (3.0,)), Evidence("o2", "dining table", (3.0,))))
     _check_answer_objects_shown(build_topdown(snap, answer), ["o1", "o2"], ["chair", "dining table"])
@@ -99,3 +89,13 @@ def test_adt_refrigerator_is_drawn_and_labelled_among_67_objects(tmp_path, capsy
     pic = build_topdown(snap, answer)
     _check_answer_objects_shown(pic, fridge, ["refrigerator"])
     assert len(pic.inset.lines) >= 1  # its red arrow
+
+
+def _crowd(seed: int, n: int, spread_m: float):
+    """The test snapshot with ``n`` unlabelled boxes within ``spread_m`` of (3, 0), around its objects."""
+    rng = np.random.default_rng(seed)
+    objects = dict(make_snapshot().objects)
+    for i in range(n):
+        pos = np.r_[np.array([3.0, 0.0]) + rng.uniform(-spread_m, spread_m, 2), 0.5]
+        objects[f"n{i}"] = ObjectNode(f"n{i}", "box", {"box": 1.0}, pos, 0.0, 3.0, 3)
+    return replace(make_snapshot(), objects=objects)

@@ -59,6 +59,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+OPTIONS = ("redetect_every", "redetect_every_s", "validate", "vocabulary")  # pipeline keys besides the stages
+
+
 class Stage(TextEnum):
     """The pipeline's stages, in the order a frame goes through them (also the config's keys)."""
 
@@ -202,9 +205,9 @@ def resolve_config(cfg: Any) -> dict[str, Any]:
     if preset not in PRESETS:
         raise InvalidInputError(f"unknown perception preset {preset!r}; known: {sorted(PRESETS)}")
     d = _merge(PRESETS[preset], d)
-    unknown = set(d) - set(STAGES) - {"redetect_every", "redetect_every_s", "vocabulary", "validate"}
+    unknown = set(d) - set(STAGES) - set(OPTIONS)
     if unknown:
-        known = sorted(s.value for s in STAGES) + ["preset", "redetect_every", "redetect_every_s", "validate", "vocabulary"]
+        known = sorted(s.value for s in STAGES) + ["preset", *OPTIONS]
         raise InvalidInputError(f"unknown perception config keys {sorted(unknown)}; known: {known}")
     if not d.get("depth_pose"):
         raise InvalidInputError("perception config needs a 'depth_pose' stage, e.g. {'name': 'given'}")
@@ -246,4 +249,4 @@ def build_pipeline(cfg: Any, outputs_replaced: bool = False) -> PerceptionPipeli
             "'random_weights'); give real weights for real answers (`directme doctor` says which are missing)",
             ", ".join(random_weights))
     return PerceptionPipeline(**stages, random_weights=random_weights,
-                              **{k: d[k] for k in ("redetect_every", "redetect_every_s", "vocabulary", "validate") if k in d})
+                              **{k: d[k] for k in OPTIONS if k in d})

@@ -101,7 +101,8 @@ class TruthFedPerception:
         spec = pipeline_config(self.config)
         for stage in Stage:
             stage_spec = spec.get(stage.value)
-            if isinstance(stage_spec, Mapping) and stage_spec.get("weights") and stage_spec.get("name") not in STAND_INS:
+            model_stage = isinstance(stage_spec, Mapping) and bool(stage_spec.get("weights"))
+            if model_stage and stage_spec.get("name") not in STAND_INS:
                 raise InvalidInputError(f"truth-fed perception: no ground-truth stand-in for the {stage.value} backend "
                                         f"{stage_spec.get('name')!r}; stand-ins exist for {sorted(STAND_INS)}")
         self.pipeline = build_pipeline(spec, outputs_replaced=True)  # stand-ins replace every network's output

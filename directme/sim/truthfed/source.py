@@ -39,7 +39,8 @@ class TruthSource:
     def register(self, frame: Frame) -> None:
         """Remember ``frame.rgb`` -> ``frame.index`` and make it the current frame."""
         if not 0 <= frame.index < self.episode.n_frames:
-            raise InvalidInputError(f"truth-fed: frame {frame.index} is not a frame of episode {self.episode.video_uid}")
+            raise InvalidInputError(f"truth-fed: frame {frame.index} is not a frame of episode "
+                                    f"{self.episode.video_uid}")
         self._by_rgb[id(frame.rgb)] = (frame.rgb, frame.index)  # the array is kept: its id stays unique
         while len(self._by_rgb) > MAX_REGISTERED:
             self._by_rgb.popitem(last=False)
@@ -86,7 +87,8 @@ class TruthSource:
         if src is None:
             base = self.episode.source
             if not hasattr(base, "with_intrinsics"):
-                raise InvalidInputError("truth-fed needs a generated episode (generate_episode), not one read from disk")
+                raise InvalidInputError("truth-fed needs a generated episode (generate_episode), "
+                                        "not one read from disk")
             src = self._sources[key] = base.with_intrinsics(K)
         gt = self.episode.frames_gt[index]
         return src.render_pose(gt.T_world_cam, gt.t_s, index=index, with_rgb=False)
