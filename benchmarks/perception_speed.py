@@ -98,7 +98,7 @@ def main() -> int:
         det.set_vocabulary(list(objects365_labels()))
         got[name] = _time(lambda f: det.detect(f.rgb), frames, sync)
         print(f"{name}_tiny_{args.gdino_size}px_objects365_s_per_detection={got[name]:.4f} "
-              f"({len(det._prompts)} prompts)")
+              f"({len(det.prompts)} prompts)")
     if want("yolo_world"):
         from directme.perception.yolo_world import YoloWorldDetector
         from directme.query.vocab import objects365_labels
