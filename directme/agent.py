@@ -9,6 +9,7 @@ import json
 import logging
 import re
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -188,8 +189,6 @@ class Agent:
         else:
             answer = self._answer(question, opts, self.memory.as_of(t))
         if self.random_weights and Flag.RANDOM_WEIGHTS not in answer.flags:
-            from dataclasses import replace
-
             answer = replace(answer, flags=answer.flags + (Flag.RANDOM_WEIGHTS,))
         return answer
 
@@ -206,8 +205,6 @@ class Agent:
         if not self._scale_known:
             answer = _flag_unknown_scale(answer, ctx.intent.kind if ctx.intent is not None else "")
         if len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places and Flag.EMPTY_MEMORY not in answer.flags:
-            from dataclasses import replace
-
             answer = replace(answer, flags=answer.flags + (Flag.EMPTY_MEMORY,), confidence=min(answer.confidence, 0.1))
         return answer
 
@@ -268,8 +265,6 @@ _LENGTH = re.compile(r"\b\d+(?:\.\d+)?\s?(?:m|cm|mm|km|metres?|meters?|centimetr
 
 def _flag_unknown_scale(answer: Answer, kind: str) -> Answer:
     """``answer`` flagged ``unknown_scale`` and saying so, when it states or uses a length."""
-    from dataclasses import replace
-
     if Flag.UNKNOWN_SCALE in answer.flags or (kind not in SCALE_KINDS and not _LENGTH.search(answer.text)):
         return answer
     note = " (Lengths are up to an unknown scale: the depth came without metric evidence.)"

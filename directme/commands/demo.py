@@ -5,8 +5,8 @@ masks and labels, or seeded noise on them with ``--noise realistic``); no model 
 the memory, the question parser and the geometric answerer, not perception. ``--perception truth-fed``
 runs the model pipeline itself (DA3 chunks and scale, Grounding DINO post-processing, SAM2 tracks, CLIP
 tags) with each network's forward replaced by a stand-in that returns the ground truth in that network's
-own output format: it measures whether the perception code carries geometry and identities end to end. The questions are asked at their
-timestamps (strictly causal), beside two baselines on the same questions: "current_frame" (a memory fed
+own output format: it measures whether the perception code carries geometry and identities end to end.
+The questions are asked at their timestamps (strictly causal), beside two baselines on the same questions: "current_frame" (a memory fed
 only the latest frame) and "chance" (the expected accuracy of a uniform random choice: the mean of
 1 / number of options)."""
 from __future__ import annotations
@@ -84,7 +84,8 @@ def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines
         records.append(rec)
     elapsed = time.perf_counter() - t_start
     out = summarise(records)
-    out.update({"seed": seed, "noise": noise, "perception": "oracle" if truth_fed is None else "truth-fed", "n_frames": int(episode.n_frames), "duration_s": float(episode.duration_s),
+    out.update({"seed": seed, "noise": noise, "perception": "oracle" if truth_fed is None else "truth-fed",
+                "n_frames": int(episode.n_frames), "duration_s": float(episode.duration_s),
                 "wall_s": round(elapsed, 2), "questions": records})
     return out
 

@@ -29,7 +29,7 @@ import numpy as np
 from .._compat.device import resolve_device
 from ..errors import InvalidInputError
 from .base import Detection
-from .tracks import LabelVotes
+from .tracks import LabelVotes, box_ious
 from .weights import RandomArch
 
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)  # ImageNet statistics, as both models were trained
@@ -122,13 +122,6 @@ def boxes_to_pixels(cxcywh: np.ndarray, w: int, h: int) -> np.ndarray:
     return np.clip(xyxy * [w, h, w, h], 0, [w, h, w, h]).reshape(-1, 4)
 
 
-def _iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    w = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
-    h = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
-    union = (box[2] - box[0]) * (box[3] - box[1]) + (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    return np.where(union - w * h > 0, w * h / np.maximum(union - w * h, 1e-12), 0.0)
-
-
 def suppress(boxes: np.ndarray, scores: np.ndarray, labels: Sequence[str], iou: float,
              max_detections: int) -> list[Detection]:
     """Class-agnostic greedy NMS with a label vote, best first, at most ``max_detections``.
@@ -144,7 +137,7 @@ def suppress(boxes: np.ndarray, scores: np.ndarray, labels: Sequence[str], iou: 
     out: list[Detection] = []
     while order and len(out) < max_detections:
         top = order[0]
-        overlap = _iou(boxes[top], boxes[order]) >= iou
+        overlap = box_ious(boxes[top], boxes[order]) >= iou
         group = [i for i, hit in zip(order, overlap) if hit] or [top]
         order = [i for i, hit in zip(order, overlap) if not hit and i != top]
         votes = LabelVotes()

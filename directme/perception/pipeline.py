@@ -99,8 +99,9 @@ class PerceptionPipeline:
         if redetect_every is not None and (isinstance(redetect_every, bool) or not isinstance(redetect_every, int)
                                            or redetect_every < 1):
             raise InvalidInputError(f"redetect_every must be an integer >= 1 frame (or None), got {redetect_every!r}")
-        if redetect_every_s is not None and not (isinstance(redetect_every_s, (int, float))
-                                                 and 0 <= redetect_every_s < float("inf")):
+        if redetect_every_s is not None and (isinstance(redetect_every_s, bool)
+                                             or not isinstance(redetect_every_s, (int, float))
+                                             or not 0 <= redetect_every_s < float("inf")):
             raise InvalidInputError(f"redetect_every_s must be a finite number >= 0 (seconds) or None, "
                                     f"got {redetect_every_s!r}")
         if tracker is None and detector is not None:

@@ -41,6 +41,14 @@ def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
     return inter / union if union > 0 else 0.0
 
 
+def box_ious(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """``box_iou`` of one (x0, y0, x1, y1) box with each row of ``boxes`` (N, 4), at once."""
+    w = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
+    h = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
+    union = (box[2] - box[0]) * (box[3] - box[1]) + (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    return np.where(union - w * h > 0, w * h / np.maximum(union - w * h, 1e-12), 0.0)
+
+
 def mask_box(mask: np.ndarray) -> Optional[tuple[float, float, float, float]]:
     """``geometry.mask_box`` as a float (x0, y0, x1, y1) box, the detector boxes' type."""
     box = pixel_box(mask)

@@ -6,8 +6,8 @@ pose and intrinsics, as a device or trajectory file gives them), and everything 
 preprocessing, DA3 chunking and scale, detection post-processing and suppression, SAM2 track
 bookkeeping, label votes, scene tags - is the production code. Answers from it therefore show whether
 that code carries geometry and identities end to end; with exact stand-ins they should match the
-oracle's (``noise="none"``) up to what the pipeline itself loses (detection every few frames, masks at
-the network's resolution, chunk alignment).
+oracle's (``noise="none"``) up to what the pipeline itself loses (objects between detections, masks at
+the network's resolution, chunk alignment, new track ids after an object was long out of view).
 """
 from __future__ import annotations
 

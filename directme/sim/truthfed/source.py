@@ -63,9 +63,6 @@ class TruthSource:
     def T_world_cam(self, index: int) -> Pose:
         return self.episode.frames_gt[index].T_world_cam
 
-    def t_s(self, index: int) -> float:
-        return self.episode.frames_gt[index].t_s
-
     def room(self, index: int) -> str:
         """The scene tag of frame ``index`` (the room type the camera is in)."""
         return self.episode.frames_gt[index].room
