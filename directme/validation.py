@@ -8,6 +8,13 @@ of surfacing later as a traceback (or a hang) at observe, ask or save time.
   finite), strings from strings; unknown keys are refused; then the dataclass's own range checks
   (``__post_init__``) run. Errors read ``memory.relocalisation.enabled: expected a boolean (true or false),
   got 'false'``.
+- ``parse_options(cls, options, kind, path)``: a backend's ``options`` mapping (an answerer's, a perception
+  backend's) as its config dataclass, through ``parse_dataclass``; an unknown key is named with the known ones
+  (``unknown policy answerer options ['x'] in answerer.options; known: [...]``).
+- ``check_section(section, path, positive=..., ...)``: the type and range checks a config dataclass runs in its
+  ``__post_init__`` (so a section built in code is checked like one read from a file): each field of its declared
+  type (bool, int, float: finite), then > 0, integers >= 1, fractions in [0, 1], >= 0; ``memory.map.voxel_m must
+  be > 0, got -1``.
 - ``check_plain_data``: free-form mappings (``perception.options``, ``answerer.options``) hold plain JSON data
   (string keys; None, booleans, integers, finite floats, strings, lists, mappings) of bounded size and depth,
   so a config that loads can always be saved and compared.
@@ -25,6 +32,7 @@ import dataclasses
 import functools
 import json
 import math
+import numbers
 import re
 import typing
 from pathlib import Path
@@ -104,9 +112,9 @@ def validation_message(exc: Any, path: str, limit: int = 3) -> str:
     return "; ".join(lines) + (f" (and {more} more)" if more > 0 else "")
 
 
-def parse_dataclass(cls: type, data: Any, path: str) -> Any:
+def parse_dataclass(cls: type, data: Any, path: str, kind: str = "keys") -> Any:
     """``cls(**data)`` with every given value type-checked strictly first (see the module docstring);
-    ``path`` (``"memory.map"``) prefixes every message."""
+    ``path`` (``"memory.map"``) prefixes every message; ``kind`` names the keys in the unknown-key message."""
     if isinstance(data, cls):
         return data
     if not isinstance(data, Mapping):
@@ -117,7 +125,7 @@ def parse_dataclass(cls: type, data: Any, path: str) -> Any:
         raise InvalidInputError(f"{path}: keys must be strings, got {describe(bad_keys[0])}")
     unknown = sorted(set(data) - set(known))
     if unknown:
-        raise InvalidInputError(f"unknown keys {unknown} in {path}; known: {sorted(known)}")
+        raise InvalidInputError(f"unknown {kind} {unknown} in {path}; known: {sorted(known)}")
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -138,8 +146,65 @@ def parse_dataclass(cls: type, data: Any, path: str) -> Any:
     try:
         return cls(**{k: getattr(checked, k) for k in values})
     except InvalidInputError as exc:
-        msg = str(exc)
-        raise InvalidInputError(msg if msg.startswith(path) else f"{path}: {msg}") from None
+        raise InvalidInputError(_under(path, str(exc))) from None
+
+
+def _under(path: str, msg: str) -> str:
+    """``msg`` placed under the key path ``path``: a message that starts with the path, or with its tail
+    (``counting.min_obs ...`` under ``answerer.options.counting``), is completed; any other is prefixed."""
+    parts = path.split(".")
+    for i in range(len(parts)):
+        tail = ".".join(parts[i:])
+        if msg.startswith(tail + ".") or msg.startswith(tail + ":") or msg.startswith(tail + " "):
+            return ".".join(parts[:i] + [msg]) if i else msg
+    return f"{path}: {msg}"
+
+
+def parse_options(cls: type, options: Any, kind: str, path: str) -> Any:
+    """A backend's ``options`` mapping as its config dataclass ``cls`` (``parse_dataclass``: strict types, unknown
+    keys named with the known ones, then ``cls``'s own range checks); an instance of ``cls`` is taken as is.
+    ``kind`` names the options in messages ("policy answerer options"), ``path`` is where they sit in the
+    agent config ("answerer.options")."""
+    if isinstance(options, cls):
+        return options
+    if not isinstance(options, Mapping):
+        raise InvalidInputError(f"{path}: {kind} must be a mapping, got {type(options).__name__}")
+    return parse_dataclass(cls, options, path, kind)
+
+
+_KIND_WORDS = {"bool": "a boolean (true or false)", "int": "an integer", "float": "a finite number"}
+
+
+def number_or_nan(v: Any) -> float:
+    """``v`` as a float (NaN for a value of the wrong type: every range check then fails, naming it)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return math.nan
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
+
+
+def check_section(section: Any, path: str, positive: tuple[str, ...] = (), at_least_one: tuple[str, ...] = (),
+                  unit: tuple[str, ...] = (), non_negative: tuple[str, ...] = ()) -> None:
+    """The type and range checks of a config dataclass (see the module docstring); ``path`` is the section's
+    key path (``memory.map``; "" for a root), and every message names ``path.field``."""
+    def where(name: str) -> str:
+        return f"{path}.{name}" if path else name
+
+    for fd in dataclasses.fields(section):
+        v, declared = getattr(section, fd.name), fd.type if isinstance(fd.type, str) else fd.type.__name__
+        ok = (isinstance(v, bool) if declared == "bool" else
+              isinstance(v, numbers.Integral) and not isinstance(v, bool) if declared == "int" else
+              isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) if declared == "float"
+              else True)
+        if not ok:
+            raise InvalidInputError(f"{where(fd.name)}: expected {_KIND_WORDS[declared]}, got {describe(v)}")
+    for names, test, words in ((positive, lambda x: x > 0, "> 0"), (at_least_one, lambda x: x >= 1, ">= 1"),
+                               (unit, lambda x: 0 <= x <= 1, "in [0, 1]"), (non_negative, lambda x: x >= 0, ">= 0")):
+        for name in names:
+            if not test(number_or_nan(getattr(section, name))):
+                raise InvalidInputError(f"{where(name)} must be {words}, got {getattr(section, name)!r}")
 
 
 # ---------------------------------------------------------------- free-form data

@@ -4,41 +4,19 @@ why a value was chosen is in docs/memory.md and docs/performance.md."""
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Optional
 
 from ..errors import InvalidInputError
+from ..validation import check_section, number_or_nan
 
 
 def _check(section: object, positive: tuple[str, ...] = (), at_least_one: tuple[str, ...] = (),
            unit: tuple[str, ...] = (), non_negative: tuple[str, ...] = ()) -> None:
-    """Type and range checks shared by the sections: each field of the type it is declared with (bool, int,
-    float: finite), then > 0, integers >= 1, fractions in [0, 1] and >= 0; a message names the key path
+    """The shared type and range checks (directme.validation.check_section) under the section's key path
     (``memory.map.pixel_stride``). ``MemoryConfig.from_dict`` parses strictly before (directme.validation)."""
-    for fd in fields(section):  # type: ignore[arg-type]
-        v, kind = getattr(section, fd.name), fd.type
-        ok = (isinstance(v, bool) if kind == "bool" else
-              isinstance(v, numbers.Integral) and not isinstance(v, bool) if kind == "int" else
-              isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) if kind == "float" else True)
-        if not ok:
-            raise InvalidInputError(f"{_path(section, fd.name)}: expected {_KIND_WORDS[kind]}, got {v!r:.60}")
-    for f in positive:
-        if not _number(section, f) > 0:
-            raise InvalidInputError(f"{_path(section, f)} must be > 0, got {getattr(section, f)!r}")
-    for f in at_least_one:
-        if not _number(section, f) >= 1:
-            raise InvalidInputError(f"{_path(section, f)} must be >= 1, got {getattr(section, f)!r}")
-    for f in unit:
-        if not 0 <= _number(section, f) <= 1:
-            raise InvalidInputError(f"{_path(section, f)} must be in [0, 1], got {getattr(section, f)!r}")
-    for f in non_negative:
-        if not _number(section, f) >= 0:
-            raise InvalidInputError(f"{_path(section, f)} must be >= 0, got {getattr(section, f)!r}")
-
-
-_KIND_WORDS = {"bool": "a boolean (true or false)", "int": "an integer", "float": "a finite number"}
+    check_section(section, _path(section, "")[:-1], positive, at_least_one, unit, non_negative)
 
 
 def _path(section: object, f: str) -> str:
@@ -47,13 +25,7 @@ def _path(section: object, f: str) -> str:
 
 def _number(section: object, f: str) -> float:
     """The field as a float (NaN for a value of the wrong type: every range check then fails, naming it)."""
-    v = getattr(section, f)
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        return math.nan
-    try:
-        return float(v)
-    except OverflowError:
-        return math.inf
+    return number_or_nan(getattr(section, f))
 
 
 @dataclass(frozen=True)
