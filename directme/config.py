@@ -8,21 +8,20 @@ error names the key path (``query.reach_m: expected a number, got '1.0'``). Conf
 YAML anchors/aliases and are at most 1 MiB."""
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
+from .answerers.geometric_config import GeometricConfig
 from .errors import InvalidInputError
 from .memory.config import MemoryConfig
 from .query.ego import RoomConfig
 from .query.parsed import ParserConfig
+from .validation import check_section, parse_dataclass
 
 
 def _build(cls, section: str, d: Any):
     """Section ``section`` from ``d`` (a mapping, or None/empty for the defaults), strictly typed."""
-    from .validation import parse_dataclass
-
     return parse_dataclass(cls, {} if d is None else d, section)
 
 
@@ -39,7 +38,8 @@ class PerceptionConfig:
 
     def __post_init__(self) -> None:
         _check_options(self.options, "perception.options")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2 ** 32:
+        check_section(self, "perception", non_negative=("seed",))
+        if not self.seed < 2 ** 32:
             raise InvalidInputError(f"perception.seed must be an integer in [0, 2**32), got {self.seed!r:.60}")
 
 
@@ -61,13 +61,7 @@ class QueryConfig:
     def __post_init__(self) -> None:
         from .query.embed import EMBEDDERS, QUESTION_ENCODERS
 
-        if not _positive(self.reach_m):
-            raise InvalidInputError(f"query.reach_m must be a finite number > 0 (metres), got {self.reach_m!r:.60}")
-        if not _positive(self.just_now_s):
-            raise InvalidInputError(f"query.just_now_s must be a finite number > 0 (seconds), got "
-                                    f"{self.just_now_s!r:.60}")
-        if isinstance(self.max_keyframes, bool) or not isinstance(self.max_keyframes, int) or self.max_keyframes < 0:
-            raise InvalidInputError(f"query.max_keyframes must be an integer >= 0, got {self.max_keyframes!r:.60}")
+        check_section(self, "query", positive=("reach_m", "just_now_s"), non_negative=("max_keyframes",))
         if self.embedder not in EMBEDDERS:
             raise InvalidInputError(f"query.embedder must be one of {EMBEDDERS}, got {self.embedder!r:.60}")
         if self.question_encoder not in QUESTION_ENCODERS:
@@ -77,7 +71,8 @@ class QueryConfig:
 
 @dataclass(frozen=True)
 class AnswererConfig:
-    """``name``: geometric (built in, no weights) | transformers | openai | policy; ``options`` go to its factory."""
+    """``name``: geometric (built in, no weights) | transformers | openai | policy; ``options`` go to its factory
+    (the geometric answerer's: ``GeometricConfig`` as a mapping of sections, read back typed as ``geometric``)."""
 
     name: str = "geometric"
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -85,14 +80,23 @@ class AnswererConfig:
     def __post_init__(self) -> None:
         _check_options(self.options, "answerer.options")
 
+    @property
+    def geometric(self) -> GeometricConfig:
+        """The settings of the geometric answerer this config builds: the options of ``geometric``, the
+        ``geometric_options`` of ``policy`` (whose ``min_parse_confidence`` it takes), else the defaults.
+        InvalidInputError naming the key path for a bad one."""
+        if self.name == "geometric":
+            return GeometricConfig.from_options(self.options)
+        if self.name == "policy":
+            from .answerers.policy import geometric_options
+
+            return GeometricConfig.from_options(geometric_options(self.options), "answerer.options.geometric_options")
+        return GeometricConfig()
+
     def __repr__(self) -> str:  # options may hold an api_key: a repr is shown, so it is redacted
         from .redact import redact_config
 
         return f"AnswererConfig(name={self.name!r}, options={redact_config(dict(self.options))!r})"
-
-
-def _positive(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
 
 
 def _check_options(options: Any, path: str) -> None:
@@ -190,13 +194,8 @@ def _check_names(cfg: AgentConfig) -> None:
     if cfg.answerer.name not in available_answerers():
         raise InvalidInputError(f"answerer.name: unknown answerer {cfg.answerer.name!r:.60}; choose one of "
                                 f"{', '.join(available_answerers())} (register_answerer() adds one before loading)")
-    if cfg.answerer.name == "geometric":  # built in, cheap to build: its options are checked now
-        from .answerers.geometric import build
-
-        try:
-            build(cfg.answerer.options)
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"answerer.options: {exc}") from None
+    if cfg.answerer.name == "geometric":  # built in: its options are checked now (messages name the key path)
+        GeometricConfig.from_options(cfg.answerer.options)
     if cfg.perception.backend not in STANDALONE:
         try:
             resolve_config(cfg.perception)

@@ -4,6 +4,8 @@ import pytest
 from snapshot_builders import obj, snapshot, walk
 
 from directme.answerers.geometric import GeometricAnswerer
+from directme.answerers.counting import PutDownLink
+from directme.answerers.geometric_config import GeometricConfig
 from directme.answerers.registry import available_answerers, build_answerer
 from directme.errors import InvalidInputError
 from directme.query.context import build_context
@@ -238,7 +240,7 @@ def _ask_put_down(question, old_t1=10, new_t0=31, new_xy=(9.6, 0.3), track=PUT_T
     new = obj("b_new", "Basket", new_xy, t0=new_t0, t1=new_t0, n_obs=1)
     new = type(new)(**{**new.__dict__, "presence_p": 0.73})  # one sighting, a middling detector score
     ctx = build_context(question, COUNT_OPTS, snapshot(32.0, [old, new], track), Vocabulary(), None)
-    return GeometricAnswerer(put_down_window_s=window_s).answer(ctx)
+    return GeometricAnswerer(GeometricConfig(put_down=PutDownLink(window_s=window_s))).answer(ctx)
 
 
 def test_a_basket_seen_once_by_the_hand_after_one_was_reached_elsewhere_is_that_basket_carried():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from directme.answerers._options import options_to_config
+from directme.validation import parse_options
 from directme.answerers.registry import available_answerers
 from directme.bench.models import PERCEPTION_EXAMPLE, ModelSpec, require_depth_backend
 from directme.cli import main
@@ -53,12 +53,12 @@ def test_example_config_parses_with_known_backends(path):
     assert cfg.answerer.name in available_answerers()
     if cfg.answerer.name in ANSWERER_CONFIGS:
         module, attr = ANSWERER_CONFIGS[cfg.answerer.name]
-        options = options_to_config(getattr(importlib.import_module(module), attr), cfg.answerer.options,
-                                    cfg.answerer.name)
+        options = parse_options(getattr(importlib.import_module(module), attr), cfg.answerer.options,
+                                f"{cfg.answerer.name} answerer options", "answerer.options")
         if cfg.answerer.name == "policy":
             mllm_module, mllm_attr = ANSWERER_CONFIGS[options.mllm]
-            options_to_config(getattr(importlib.import_module(mllm_module), mllm_attr), options.mllm_options,
-                              options.mllm)
+            parse_options(getattr(importlib.import_module(mllm_module), mllm_attr), options.mllm_options,
+                          f"{options.mllm} answerer options", "answerer.options.mllm_options")
     require_depth_backend(ModelSpec("agent", config=str(path)), "plain videos")  # does not raise
 
 

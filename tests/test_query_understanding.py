@@ -9,6 +9,7 @@ from snapshot_builders import obj, snapshot, walk
 
 from directme.answerers.base import Answer
 from directme.answerers.geometric import GeometricAnswerer
+from directme.answerers.geometric_config import GeometricConfig
 from directme.answerers.policy import PolicyAnswerer, PolicyConfig
 from directme.bench.metrics import accuracy_table
 from directme.bench.ucsbench import score_question
@@ -248,7 +249,7 @@ def test_open_or_unsure_questions_abstain_with_no_letter():
     for q in ("What colour is the sofa?", "Blah blah blah?"):
         a = ask(q, ["Yes.", "No."])
         assert a.letter is None and a.option_scores is None and a.confidence == 0.0 and "abstained" in a.flags
-    strict = GeometricAnswerer(min_parse_confidence=0.99)  # a rule's 0.9 is below this threshold
+    strict = GeometricAnswerer(GeometricConfig(min_parse_confidence=0.99))  # a rule's 0.9 is below this threshold
     a = ask("Where is the sofa?", DIRS, strict)
     assert a.letter is None and "abstained" in a.flags and "not understood well enough" in a.text
 

@@ -12,6 +12,7 @@ from ..memory.snapshot import ObjectNode
 from ..query.ego import ego_frame_at, object_place, position_at
 from ..query.types import QueryContext
 from ..query.vocab import label_keys
+from .geometric_config import ConfidenceConfig, RelationConfig
 from .prediction import Prediction, PredictionKind
 from .prediction import angle_diff as _angle_diff
 from .prediction import best_node as _best_node
@@ -20,7 +21,7 @@ from .prediction import no_answer as _none
 
 
 def _open_side_deg(ctx: QueryContext, R: np.ndarray, p_ref: np.ndarray, t: float,
-                   radius_m: float = 3.0) -> Optional[float]:
+                   radius_m: float) -> Optional[float]:
     """Azimuth (ego-aligned axes ``R``) from the reference to where the wearer stood within ``radius_m`` of it
     up to ``t``: the open side a piece of furniture faces, so "opposite" lies that way (None: never near it)."""
     ego = ctx.snapshot.ego
@@ -32,9 +33,10 @@ def _open_side_deg(ctx: QueryContext, R: np.ndarray, p_ref: np.ndarray, t: float
     return azimuth_deg(d.mean(axis=0))
 
 
-def objects_around(ctx: QueryContext, near_m: float, side_range_m: float) -> Prediction:
+def objects_around(ctx: QueryContext, cfg: RelationConfig, conf: ConfidenceConfig) -> Prediction:
     """"What is to the left of / on / under / next to / between the Y?": the objects in memory in that
-    relation to the reference, in the wearer's orientation at t (left = the wearer's left)."""
+    relation to the reference, in the wearer's orientation at t (left = the wearer's left); the thresholds
+    of each relation are ``cfg``'s."""
     intent, t = ctx.intent, ctx.facts.time.t_eval
     frame = ego_frame_at(ctx.snapshot, t)
     refs = [_best_node(ctx, intent.index_of(r)) for r in intent.references]
@@ -45,11 +47,12 @@ def objects_around(ctx: QueryContext, near_m: float, side_range_m: float) -> Pre
         return _none(f"'{rel}' needs a second object")
     R = frame.T_world_ego.R.T  # world -> ego-aligned axes (x forward, y left, z up)
     p_ref = [np.asarray(position_at(r, t), dtype=np.float64) for r in refs]
-    az_open = _open_side_deg(ctx, R, p_ref[0], t) if rel == "opposite" else None
+    az_open = _open_side_deg(ctx, R, p_ref[0], t, cfg.open_side_radius_m) if rel == "opposite" else None
     if rel == "opposite" and az_open is None:
         return _none("'opposite' needs the wearer to have walked near the reference (its open side)")
     ref_room = _known_place(object_place(ctx.snapshot, refs[0], -1, ctx.facts.rooms)) if rel == "opposite" else None
-    half = float(np.max(np.asarray(refs[0].extent_m)[:2]) / 2) if refs[0].extent_m is not None else 0.3
+    half = float(np.max(np.asarray(refs[0].extent_m)[:2]) / 2) if refs[0].extent_m is not None else \
+        cfg.default_half_size_m
     found: dict[str, tuple[float, ObjectNode]] = {}
     for n in ctx.snapshot.objects.values():
         if not n.present or any(n is r for r in refs):
@@ -62,32 +65,37 @@ def objects_around(ctx: QueryContext, near_m: float, side_range_m: float) -> Pre
             length = float(np.hypot(ab[0], ab[1])) or 1e-6
             s = float((d[0] * ab[0] + d[1] * ab[1]) / length ** 2)
             off = abs(float(d[0] * ab[1] - d[1] * ab[0])) / length
-            ok, score = 0.1 < s < 0.9 and off <= max(0.5, 0.25 * length), off
+            within = cfg.between_margin < s < 1.0 - cfg.between_margin
+            ok, score = within and off <= max(cfg.between_off_min_m, cfg.between_off_frac * length), off
         elif rel in ("left", "right", "front", "behind"):
             centre = {"left": 90.0, "right": -90.0, "front": 180.0, "behind": 0.0}[rel]
-            ok, score = ground <= side_range_m and _angle_diff(az, centre) <= 45.0 and ground > half, ground
+            ok = ground <= cfg.side_range_m and _angle_diff(az, centre) <= cfg.side_half_angle_deg and ground > half
+            score = ground
         elif rel in ("on", "above", "under"):
-            up = d[2] > 0.02 if rel != "under" else d[2] < -0.02
-            ok, score = ground <= max(0.35, half + 0.1) and up and abs(d[2]) <= 1.5, ground + abs(d[2])
+            up = d[2] > cfg.on_min_rise_m if rel != "under" else d[2] < -cfg.on_min_rise_m
+            near = ground <= max(cfg.on_range_min_m, half + cfg.on_range_margin_m)
+            ok, score = near and up and abs(d[2]) <= cfg.on_max_rise_m, ground + abs(d[2])
         elif rel in ("in", "at"):
-            ok, score = ground <= max(0.3, half) and abs(d[2]) <= 0.6, ground
+            ok, score = ground <= max(cfg.in_range_min_m, half) and abs(d[2]) <= cfg.in_max_height_m, ground
         elif rel == "opposite":  # across the room: beyond the open floor in front of the reference
             off = _angle_diff(az, az_open)
             room = _known_place(object_place(ctx.snapshot, n, -1, ctx.facts.rooms)) if ref_room else None
-            ok, score = ground >= max(1.5, 2 * half) and off <= 35.0 and room in (None, ref_room), off
+            far = ground >= max(cfg.opposite_min_m, 2 * half)
+            ok, score = far and off <= cfg.opposite_half_angle_deg and room in (None, ref_room), off
         else:  # near, next to, beside, by, around, against
-            ok, score = ground <= near_m, ground
+            ok, score = ground <= cfg.near_m, ground
         if ok and (n.label not in found or score < found[n.label][0]):
             found[n.label] = (score, n)
     ranked = sorted(found.values(), key=lambda x: x[0])
     scores: dict[str, float] = {}
     for rank, (_, n) in enumerate(ranked):
         for key in label_keys(n.label):
-            scores[key] = max(scores.get(key, 0.0), 1.0 / (1.0 + 0.3 * rank))
+            scores[key] = max(scores.get(key, 0.0), 1.0 / (1.0 + cfg.rank_decay * rank))
     what = f"{rel} the " + " and the ".join(r.label for r in refs)
     names = ", ".join(n.label for _, n in ranked[:6])
     pred = Prediction(PredictionKind.TARGETS, f"Objects {what} (from where you stand): {names}." if ranked else
-                      f"Memory has no object {what}.", 1.0 if ranked else 0.5, target_scores=scores)
+                      f"Memory has no object {what}.", 1.0 if ranked else conf.several_found, target_scores=scores)
     asked = [a.key for a in intent.asked]
-    pred.p_yes = (0.9 if any(k in scores for k in asked) else 0.1) if asked else (0.9 if ranked else 0.1)
+    found = any(k in scores for k in asked) if asked else bool(ranked)
+    pred.p_yes = conf.found_p_yes if found else 1.0 - conf.found_p_yes
     return pred

@@ -30,6 +30,7 @@ import numpy as np
 from ..geometry import ground_distances_m
 from ..memory import ObjectNode
 from ..memory.snapshot import EgoTrack
+from ..validation import check_section
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,11 @@ class PutDownLink:
     """How a node seen once right by the wearer is read as an object the wearer carried there (see module docstring)."""
 
     hand_reach_m: float = 1.2  # the wearer reached an object / put one down: ground distance at most this
-    window_s: float = 60.0  # the new node was first seen at most this long after the old one's last sighting
+    window_s: float = 60.0  # the new node was first seen at most this long after the old one's last sighting (0: off)
     min_move_m: float = 1.5  # ... at least this far from it along the ground (nearer: association's call)
+
+    def __post_init__(self) -> None:
+        check_section(self, "put_down", positive=("hand_reach_m",), non_negative=("window_s", "min_move_m"))
 
 
 def put_down_links(nodes: Sequence[tuple[ObjectNode, float]], ego: EgoTrack, up_world: np.ndarray,

@@ -14,23 +14,22 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..geometry import azimuth_deg, clock_hour, ground_distance_m
-from ..memory.snapshot import ObjectNode
 from ..query.context import node_evidence
-from ..query.ego import direction_text, ego_frame_at, object_place, place_votes, position_at
-from ..query.intent import MIN_PARSE_CONFIDENCE, Primitive, Target
+from ..query.ego import direction_text, ego_frame_at, object_place, position_at
+from ..errors import InvalidInputError
+from ..query.intent import Primitive, Target
 from ..query.options import OptionKind, OptionMeaning
-from ..query.retrieval import match_target
 from ..query.timeref import place_runs
 from ..query.vocab import canonical, counted, label_keys
 from ..query.types import QueryContext
 from ..types import OPTION_LETTERS, Answer, Flag
 from .changes import change_kind, describe, events_of, option_scores
-from .counting import PutDownLink, class_probabilities, count_of_probabilities, put_down_links
+from .counting import class_probabilities, count_of_probabilities, put_down_links
 from .prediction import Prediction, PredictionKind
 from .prediction import best_node as _best_node
 from .prediction import known_place as _known_place
@@ -42,8 +41,8 @@ from .places import asks_back_at_start, back_at_start, current_room, metric_path
 from .missing import missing_objects
 from .coverage import view_coverage
 from .recall import recall
+from .geometric_config import GeometricConfig
 
-_EPS = 1e-4
 _FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b|\bon (?:which|what) (?:floor|storey|level)\b")
 
 
@@ -52,33 +51,15 @@ class GeometricAnswerer:
 
     name = "geometric"
 
-    def __init__(self, direction_sigma_deg: float = 18.0, clock_sigma_deg: float = 12.0,
-                 distance_scale_m: float = 0.1, reach_scale_m: float = 0.05, count_min_obs: int = 1,
-                 duplicate_radius_m: float = 0.4, count_sure_p: float = 0.95,
-                 min_parse_confidence: float = MIN_PARSE_CONFIDENCE, near_m: float = 1.2,
-                 side_range_m: float = 2.5, put_back_p: float = 0.9, label_vote_logodds: float = 3.0,
-                 count_min_similarity: float = 0.8, put_down_reach_m: float = 1.2, put_down_window_s: float = 60.0,
-                 put_down_min_move_m: float = 1.5, absent_prior: float = 0.5,
-                 back_radius_m: float = 1.0, back_scale_m: float = 0.25, view_hfov_deg: float = 70.0) -> None:
-        self.direction_sigma_deg = direction_sigma_deg
-        self.clock_sigma_deg = clock_sigma_deg
-        self.distance_scale_m = distance_scale_m
-        self.reach_scale_m = reach_scale_m
-        self.count_min_obs = count_min_obs
-        self.duplicate_radius_m = duplicate_radius_m
-        self.count_sure_p = count_sure_p  # a count this likely is said plainly; below, with its expectation
-        self.min_parse_confidence = min_parse_confidence  # below it the answerer abstains
-        self.near_m = near_m  # "next to", "near", "by": ground distance to the reference
-        self.side_range_m = side_range_m  # "left of", "behind": how far from the reference
-        self.put_back_p = put_back_p  # a placement found gone this surely, then seen again: taken and put back
-        self.label_vote_logodds = label_vote_logodds  # counts: log-odds one unit of label vote adds to its label
-        self.count_min_similarity = count_min_similarity  # counts: a label matched by meaning alone must be this close
-        self.absent_prior = absent_prior  # "0 chairs", "did I see X? no": the chance X is in what was not looked at
-        self.back_radius_m = back_radius_m  # "am I back where I started?": this close (ground, metres) is yes
-        self.back_scale_m = back_scale_m  # ... and the width of that yes/no boundary (logistic scale, metres)
-        self.view_hfov_deg = view_hfov_deg  # absences: the camera's horizontal field of view assumed (coverage.py)
-        # counts: a node seen once by the wearer's hand is the object the wearer reached elsewhere, carried (counting.py)
-        self.put_down = PutDownLink(put_down_reach_m, put_down_window_s, put_down_min_move_m)
+    def __init__(self, config: Optional[GeometricConfig] = None) -> None:
+        self.config = GeometricConfig() if config is None else config
+        if not isinstance(self.config, GeometricConfig):
+            raise InvalidInputError(f"GeometricAnswerer takes a GeometricConfig, got {type(self.config).__name__}")
+
+    @property
+    def min_parse_confidence(self) -> float:
+        """The parse confidence below which it abstains."""
+        return self.config.min_parse_confidence
 
     # ------------------------------------------------------------------ solvers per primitive
     def predict(self, ctx: QueryContext) -> Prediction:
@@ -95,15 +76,15 @@ class GeometricAnswerer:
             return _none("memory knows rooms, not floors")
         if prim in (Primitive.OBJECT_TRAJECTORY, Primitive.OBJECT_LOCATION) or (
                 kinds == {OptionKind.PLACE} and intent.targets and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
-            return object_room(ctx, self.put_back_p)  # uses the placement history, not the event time
+            return object_room(ctx, self.config.places, self.config.confidence)  # uses the placement history, not the event time
         if prim == Primitive.MY_TRAJECTORY and asks_back_at_start(ctx.question):
-            return back_at_start(ctx, self.back_radius_m, self.back_scale_m)
+            return back_at_start(ctx, self.config.places)
         if prim == Primitive.MY_TRAJECTORY and intent.walked:  # "how far have I walked (since ...)"
             path = ctx.facts.metric_path
             return Prediction(PredictionKind.DISTANCE, path.describe(), metres=path.walked_m) if path else \
                 _none("no camera pose in memory")
         if prim == Primitive.MY_TRAJECTORY and not place_runs(ctx.snapshot, ctx.facts.rooms):  # no scene tags: from the poses alone
-            return metric_path(ctx)
+            return metric_path(ctx, self.config.confidence)
         if not ctx.facts.time.ok:
             return _none(ctx.facts.time.detail)
         P = Primitive
@@ -111,7 +92,7 @@ class GeometricAnswerer:
             return _none("the question needs a visual language model", Flag.ABSTAINED)
         solver = {P.EGO_DIRECTION: self._ego_direction, P.FACING: self._facing, P.RELATIVE_POSITION: self._relative,
                   P.DISTANCE_COMPARE: self._distance, P.REACHABILITY: self._reach, P.COUNT: self._count,
-                  P.COUNT_CHANGE: self._count, P.CATEGORY_RECALL: self._recall, P.MY_TRAJECTORY: my_room,
+                  P.COUNT_CHANGE: self._count, P.CATEGORY_RECALL: self._recall, P.MY_TRAJECTORY: self._my_room,
                   P.DISTANCE: self._metres, P.OBJECTS_AROUND: self._objects_around,
                   P.CURRENT_PLACE: current_room, P.CHANGES: self._changes}[prim]
         return solver(ctx)
@@ -123,7 +104,7 @@ class GeometricAnswerer:
             return _none(f"no '{ctx.intent.targets[0].text if ctx.intent.targets else '?'}' in memory")
         p_e = frame.to_ego(position_at(node, ctx.facts.time.t_eval))
         az = azimuth_deg(p_e)
-        conf = 1.0 if node.present else 0.6
+        conf = 1.0 if node.present else self.config.confidence.gone_object
         return Prediction(PredictionKind.AZIMUTH, f"The {node.label} is {direction_text(az)} ({clock_hour(az)} o'clock), "
                                      f"{ground_distance_m(p_e):.1f} m away.", conf, azimuth_deg=az)
 
@@ -203,14 +184,14 @@ class GeometricAnswerer:
         if not dist:
             return _none("the objects to compare are not in memory")
         sign = 1.0 if ctx.intent.comparison == "farther" else -1.0
-        known = {k: sign * d / self.distance_scale_m for k, d in dist.items()}
-        floor = min(known.values()) - 50.0
+        known = {k: sign * d / self.config.metric.compare_scale_m for k, d in dist.items()}
+        floor = min(known.values()) - self.config.metric.unseen_logit_gap
         logits = np.array([known.get(k, floor) for k in keys])
         p = np.exp(logits - logits.max())
         p /= p.sum()
         best = keys[int(np.argmax(p))]
         text = ", ".join(f"{k}: {d:.1f} m" for k, d in dist.items())
-        conf = 1.0 if len(dist) == len(keys) else 0.4
+        conf = 1.0 if len(dist) == len(keys) else self.config.confidence.partial_compare
         pred = Prediction(PredictionKind.TARGETS, f"The {best} is {ctx.intent.comparison} ({text}).", conf,
                           target_scores=dict(zip(keys, p)))
         pred.p_yes = float(p[0])  # "Is the A closer than the B?"
@@ -222,7 +203,7 @@ class GeometricAnswerer:
             return _none("the object is not in memory")
         d = next(iter(dist.values()))
         reach = float(ctx.facts.reach_m)
-        p = float(1.0 / (1.0 + np.exp(-(reach - d) / self.reach_scale_m)))
+        p = float(1.0 / (1.0 + np.exp(-(reach - d) / self.config.metric.reach_scale_m)))
         verdict = "within" if p >= 0.5 else "out of"
         return Prediction(PredictionKind.YES, f"It is {d:.1f} m away, {verdict} reach ({reach:.1f} m).", p_yes=p)
 
@@ -231,27 +212,29 @@ class GeometricAnswerer:
             return _none("no object to count", Flag.NO_TARGET)
         target = ctx.intent.targets[0]
         place = target.place or (ctx.intent.places[0] if ctx.intent.places else None)
-        seen = view_coverage(ctx.snapshot, self.view_hfov_deg, place)
+        counting, coverage = self.config.counting, self.config.coverage
+        seen = view_coverage(ctx.snapshot, coverage.view_hfov_deg, place)
         if place and seen.n_frames == 0:  # a room never entered (or no room names): nothing to count from
             return _none(f"no frame of the {place} in memory as of {ctx.t_s:.0f} s, so nothing to count there")
         # things only like the asked class in meaning (a nightstand for "desks") are not of it: an embedding match
         # counts only when it is as close as a synonym the vocabulary lacks
-        nodes = [n for n in _target_nodes(ctx, 0, self.count_min_similarity) if n.n_obs >= self.count_min_obs]
-        scored = class_probabilities(nodes, lambda label: target.key in label_keys(label), self.label_vote_logodds)
+        nodes = [n for n in _target_nodes(ctx, 0, counting.min_similarity) if n.n_obs >= counting.min_obs]
+        scored = class_probabilities(nodes, lambda label: target.key in label_keys(label),
+                                     counting.label_vote_logodds)
         # the put-down links over every candidate: the old place may lie outside the asked room
-        links = put_down_links(scored, ctx.snapshot.ego, ctx.snapshot.up_world, self.put_down)
+        links = put_down_links(scored, ctx.snapshot.ego, ctx.snapshot.up_world, self.config.put_down)
         if place:
             in_place = lambda n: canonical(object_place(ctx.snapshot, n, -1, ctx.facts.rooms) or "") == canonical(place)  # noqa: E731
             scored = [(n, p) for n, p in scored if in_place(n)]
-        belief, kept = count_of_probabilities(scored, self.duplicate_radius_m, carried=links)
+        belief, kept = count_of_probabilities(scored, counting.duplicate_radius_m, counting.min_p, carried=links)
         k = belief.most_likely
         where = f" in the {place}" if place else ""
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
-        sure = belief.p(k) >= self.count_sure_p
+        sure = belief.p(k) >= counting.sure_p
         text = f"{counted(k, target.text)}{where}" + ("." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
-        conf = belief.p(k) if known else 0.2
+        conf = belief.p(k) if known else self.config.confidence.no_objects_count
         if k == 0:  # none seen is only as sure as the share of the surroundings looked at
-            conf *= seen.absence_confidence(self.absent_prior)
+            conf *= seen.absence_confidence(coverage.absent_prior)
             text = f"{text[:-1]} ({seen.describe()})."
         counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}" + (
             f" (maybe carried to {links[n.node_id][1]})" if n.node_id in links else "")) for n, p in kept)
@@ -259,8 +242,12 @@ class GeometricAnswerer:
                           flags=() if known else (Flag.NO_EVIDENCE,), evidence=counted_nodes)
 
     def _recall(self, ctx: QueryContext) -> Prediction:
-        return recall(ctx, self.absent_prior, view_coverage(ctx.snapshot, self.view_hfov_deg,
-                                                                 ctx.intent.places[0] if ctx.intent.places else None))
+        coverage = self.config.coverage
+        seen = view_coverage(ctx.snapshot, coverage.view_hfov_deg, ctx.intent.places[0] if ctx.intent.places else None)
+        return recall(ctx, coverage.absent_prior, seen, self.config.recall, self.config.confidence)
+
+    def _my_room(self, ctx: QueryContext) -> Prediction:
+        return my_room(ctx, self.config.confidence)
 
     def _changes(self, ctx: QueryContext) -> Prediction:
         """What changed (memory/events.py, as known at the asked time): the moved / new / missing objects,
@@ -279,14 +266,16 @@ class GeometricAnswerer:
         events = events_of(ctx, kind, place)
         scores = option_scores(ctx, events)
         text = describe(events, kind)
+        conf = self.config.confidence
+        p_yes = conf.found_p_yes if events else 1.0 - conf.found_p_yes
         if scores:
             hit = [k for k, v in scores.items() if v > 0]
-            return Prediction(PredictionKind.TARGETS, text, 1.0 if len(hit) == 1 else 0.5, target_scores=scores,
-                              p_yes=0.9 if events else 0.1)
-        return Prediction(PredictionKind.YES, text, 1.0 if events else 0.6, p_yes=0.9 if events else 0.1)
+            return Prediction(PredictionKind.TARGETS, text, 1.0 if len(hit) == 1 else conf.several_found,
+                              target_scores=scores, p_yes=p_yes)
+        return Prediction(PredictionKind.YES, text, 1.0 if events else conf.no_change, p_yes=p_yes)
 
     def _objects_around(self, ctx: QueryContext) -> Prediction:
-        return objects_around(ctx, self.near_m, self.side_range_m)
+        return objects_around(ctx, self.config.relations, self.config.confidence)
 
     def _extreme(self, ctx: QueryContext) -> Prediction:
         """"What is the nearest object to me?", "Which chair is farthest from the door?": the closest (or
@@ -307,9 +296,10 @@ class GeometricAnswerer:
         best = max(dist, key=lambda nid: sign * dist[nid])
         node = ctx.snapshot.objects[best]
         scores: dict[str, float] = {}
+        scale_m = max(self.config.metric.compare_scale_m, self.config.metric.extreme_scale_min_m)
         for nid, d in dist.items():
             for key in label_keys(ctx.snapshot.objects[nid].label):
-                p = float(np.exp(sign * (d - dist[best]) / max(self.distance_scale_m, 0.3)))
+                p = float(np.exp(sign * (d - dist[best]) / scale_m))
                 scores[key] = max(scores.get(key, 0.0), p)
         word = "farthest" if sign > 0 else "closest"
         return Prediction(PredictionKind.TARGETS, f"The {node.label} is {word} to {from_what} ({dist[best]:.1f} m).",
@@ -317,7 +307,7 @@ class GeometricAnswerer:
 
     # ------------------------------------------------------------------ option scoring
     def score_options(self, pred: Prediction, opts: Sequence[OptionMeaning], targets: Sequence[Target]) -> np.ndarray:
-        return score_options(pred, opts, targets, self.direction_sigma_deg, self.clock_sigma_deg)
+        return score_options(pred, opts, targets, self.config.scoring)
 
     def abstain(self, ctx: QueryContext, t0: Optional[float] = None) -> Answer:
         """No answer: letter None, no option scores, confidence 0, flag "abstained" (never a silent guess)."""
@@ -349,7 +339,7 @@ class GeometricAnswerer:
         letter, scores, conf = None, None, pred.confidence
         if opts:
             raw = self.score_options(pred, opts, ctx.intent.targets) if pred.kind != PredictionKind.NONE else np.zeros(len(opts))
-            if raw.max(initial=0.0) < 1e-3:
+            if raw.max(initial=0.0) < self.config.scoring.mismatch_below:
                 conf = 0.0
                 if pred.kind != PredictionKind.NONE:
                     flags.append(Flag.OPTIONS_MISMATCH)
@@ -357,7 +347,8 @@ class GeometricAnswerer:
             if raw.max(initial=0.0) <= 0.0:  # nothing to go on: no letter (never a silent "A")
                 pred = Prediction(PredictionKind.NONE, pred.text, flags=pred.flags)
                 raw = np.ones(len(opts))
-            p = (raw + _EPS) / (raw + _EPS).sum()
+            floor = self.config.scoring.score_floor
+            p = (raw + floor) / (raw + floor).sum()
             letters = OPTION_LETTERS[:len(opts)]
             scores = {letters[i]: float(p[i]) for i in range(len(opts))}
             letter = letters[int(np.argmax(p))]
@@ -376,23 +367,8 @@ class GeometricAnswerer:
         return [self.answer(c) for c in ctxs]
 
 
-def build(options=None) -> GeometricAnswerer:
-    """Factory used by the answerer registry (``options`` are GeometricAnswerer keyword arguments); an unknown
-    option or a value of the wrong type (not a finite number; not an integer where the default is one) is an
-    InvalidInputError naming it."""
-    import inspect
-    import math
-
-    from ..errors import InvalidInputError
-
-    opts = dict(options or {})
-    params = {k: p.default for k, p in inspect.signature(GeometricAnswerer.__init__).parameters.items() if k != "self"}
-    for key, value in opts.items():
-        if key not in params:
-            raise InvalidInputError(f"unknown geometric answerer options [{key!r}]; known: {sorted(params)}")
-        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        want_int = isinstance(params[key], int) and not isinstance(params[key], bool)
-        if not number or (want_int and not isinstance(value, int)):
-            raise InvalidInputError(f"answerer.options.{key}: expected {'an integer' if want_int else 'a number'}, "
-                                    f"got {value!r:.40}")
-    return GeometricAnswerer(**opts)
+def build(options: Optional[Mapping[str, Any]] = None) -> GeometricAnswerer:
+    """Factory used by the answerer registry: ``options`` is GeometricConfig as a mapping of sections (see
+    geometric_config.py); an unknown key, a value of the wrong type or out of range is an InvalidInputError
+    naming it (``answerer.options.counting.min_obs: expected an integer, got 1.5``)."""
+    return GeometricAnswerer(GeometricConfig.from_options({} if options is None else options))

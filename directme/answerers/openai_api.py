@@ -37,8 +37,8 @@ from typing import Any, Mapping, Optional, Sequence
 from .._lazy import require
 from ..errors import BackendError, InvalidInputError
 from ..redact import is_redacted, redact_logger, redact_text, redact_url
-from ._options import options_to_config
 from ..types import Flag
+from ..validation import parse_options
 from .base import Answer, QueryContext
 from .parsing import finish_answer, letter_of_token
 from .prompts import Prompt, build_prompt, keyframe_image
@@ -388,4 +388,4 @@ def _url_credentials(url: str) -> tuple[str, ...]:
 
 def build(cfg: Mapping[str, Any]) -> OpenAIAnswerer:
     """Factory used by the answerer registry: ``cfg`` is the answerer's ``options`` mapping."""
-    return OpenAIAnswerer(options_to_config(OpenAIConfig, dict(cfg or {}), "openai"))
+    return OpenAIAnswerer(parse_options(OpenAIConfig, dict(cfg or {}), "openai answerer options", "answerer.options"))

@@ -14,6 +14,7 @@ from ..query.timeref import place_event_index, place_runs, subject_place
 from ..query.types import QueryContext
 from ..query.vocab import canonical
 from ..types import Flag
+from .geometric_config import ConfidenceConfig, PlacesConfig
 from .prediction import Prediction, PredictionKind
 from .prediction import best_node as _best_node
 from .prediction import known_place as _known_place
@@ -24,7 +25,7 @@ _BACK_WORDS = re.compile(r"\bback (?:to |at |near )?(?:where|the (?:place|spot) 
 _ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
 
 
-def my_room(ctx: QueryContext) -> Prediction:
+def my_room(ctx: QueryContext, conf: ConfidenceConfig) -> Prediction:
     """The room of the asked moment (now, before / after entering or leaving a room), or the path as rooms."""
     ref, snap = ctx.intent.time_ref, ctx.snapshot
     runs = place_runs(snap, ctx.facts.rooms)
@@ -51,7 +52,7 @@ def my_room(ctx: QueryContext) -> Prediction:
                           places={canonical(tag): 1.0})
     if tag is None and ref.subject == HERE:
         return Prediction(PredictionKind.PLACES, f"No earlier room: you have been in the {subject} since the start "
-                                    f"(your path: {path}).", 0.3, places={canonical(subject): 1.0})
+                                    f"(your path: {path}).", conf.rooms_unknown, places={canonical(subject): 1.0})
     if tag is None:
         return _none(f"event '{ref.text}' not in memory")
     return Prediction(PredictionKind.PLACES, f"The {tag} (your path: {path}).", places={canonical(tag): 1.0})
@@ -66,14 +67,15 @@ def current_room(ctx: QueryContext) -> Prediction:
     return Prediction(PredictionKind.PLACES, f"You are in the {tag}.", places={canonical(tag): 1.0})
 
 
-def metric_path(ctx: QueryContext) -> Prediction:
+def metric_path(ctx: QueryContext, conf: ConfidenceConfig) -> Prediction:
     """The path as distances and turns (from the asked time, or the whole stream); asked about rooms,
     it says that memory has no room names (low confidence)."""
     path = ctx.facts.metric_path
     if path is None:
         return _none("no camera pose in memory")
     if _ROOM_WORDS.search(ctx.question.lower()):
-        return Prediction(PredictionKind.PATH, "No room names in memory (no scene tags). " + path.describe(), 0.3,
+        return Prediction(PredictionKind.PATH, "No room names in memory (no scene tags). " + path.describe(),
+                          conf.rooms_unknown,
                           flags=(Flag.NO_PLACES,))
     return Prediction(PredictionKind.PATH, path.describe())
 
@@ -83,20 +85,20 @@ def asks_back_at_start(question: str) -> bool:
     return bool(_BACK_WORDS.search(question.lower()))
 
 
-def back_at_start(ctx: QueryContext, radius_m: float, scale_m: float) -> Prediction:
-    """"Am I back where I started?": yes when the wearer now stands within ``radius_m`` (ground) of where the
-    path began (or of where they were at the asked time); ``scale_m`` is the width of that boundary."""
+def back_at_start(ctx: QueryContext, cfg: PlacesConfig) -> Prediction:
+    """"Am I back where I started?": yes when the wearer now stands within ``cfg.back_radius_m`` (ground) of where
+    the path began (or of where they were at the asked time); ``cfg.back_scale_m`` is the width of that boundary."""
     path = ctx.facts.metric_path
     if path is None:
         return _none("no camera pose in memory")
-    p = float(1.0 / (1.0 + np.exp((path.net_m - radius_m) / scale_m)))
+    p = float(1.0 / (1.0 + np.exp((path.net_m - cfg.back_radius_m) / cfg.back_scale_m)))
     verdict = "back near" if p >= 0.5 else "not back at"
     return Prediction(PredictionKind.YES, f"You are {verdict} where you were at {path.t_from:.0f} s "
                       f"({path.net_m:.1f} m away). {path.describe()}", p_yes=p)
 
 
-def object_room(ctx: QueryContext, put_back_p: float) -> Prediction:
-    """The room the object is in, or was in before its latest move (``put_back_p``: see :func:`_put_back`)."""
+def object_room(ctx: QueryContext, cfg: PlacesConfig, conf: ConfidenceConfig) -> Prediction:
+    """The room the object is in, or was in before its latest move (``cfg.put_back_p``: see :func:`_put_back`)."""
     node = _best_node(ctx, 0)
     if node is None:
         return _none("the object is not in memory")
@@ -106,19 +108,20 @@ def object_room(ctx: QueryContext, put_back_p: float) -> Prediction:
         tag = _known_place(object_place(ctx.snapshot, node, 0, ctx.facts.rooms))
         if not tag:
             return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
-        return Prediction(PredictionKind.PLACES, f"No move of the {node.label} was seen; it is in the {tag}.", 0.5,
+        return Prediction(PredictionKind.PLACES, f"No move of the {node.label} was seen; it is in the {tag}.",
+                          conf.no_move_seen,
                           places={canonical(tag): 1.0})
     if not before:
         idx = n_place - 1
     elif ctx.intent.time_ref.which == "first":
         idx = 0
     else:  # the placement before the current one, unless it was taken from the current one and put back
-        idx = n_place - 1 if _put_back(ctx, node, put_back_p) else n_place - 2
+        idx = n_place - 1 if _put_back(ctx, node, cfg.put_back_p) else n_place - 2
     tag = _known_place(object_place(ctx.snapshot, node, idx, ctx.facts.rooms))
     if not tag:
         return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
     return Prediction(PredictionKind.PLACES, f"The {node.label} was in the {tag}." if before else
-                      f"The {node.label} is in the {tag}.", places=_room_scores(ctx, node, idx, tag))
+                      f"The {node.label} is in the {tag}.", places=_room_scores(ctx, node, idx, tag, cfg.other_room_weight))
 
 
 def _put_back(ctx: QueryContext, node: ObjectNode, sure_p: float) -> bool:
@@ -138,13 +141,14 @@ def _put_back(ctx: QueryContext, node: ObjectNode, sure_p: float) -> bool:
     return False
 
 
-def _room_scores(ctx: QueryContext, node: ObjectNode, placement: int, best: str) -> dict[str, float]:
+def _room_scores(ctx: QueryContext, node: ObjectNode, placement: int, best: str,
+                 other_weight: float) -> dict[str, float]:
     """The chosen room first (1.0), then the other rooms memory has evidence for, by their share of the
-    evidence (below 1): when the best room is not among the options (a doorway seen from the corridor),
+    evidence times ``other_weight`` (below 1): when the best room is not among the options (a doorway seen from the corridor),
     the next one answers."""
     votes = place_votes(ctx.snapshot, node, placement, ctx.facts.rooms)
     total = sum(votes.values()) or 1.0
-    scores = {canonical(tag): 0.5 * w / total for tag, w in votes.items()}
+    scores = {canonical(tag): other_weight * w / total for tag, w in votes.items()}
     scores[canonical(best)] = 1.0
     return scores
 

@@ -16,12 +16,12 @@ Example options: ``{"mode": "fallback", "threshold": 0.6, "mllm": "transformers"
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, Union
 
 from ..errors import InvalidInputError
-from ._options import options_to_config
 from ..query.intent import MIN_PARSE_CONFIDENCE
 from ..types import Flag
+from ..validation import check_section, parse_options
 from .base import Answer, Answerer, QueryContext
 from .registry import build_answerer
 
@@ -44,11 +44,7 @@ class PolicyConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise InvalidInputError(f"policy answerer: mode must be one of {MODES}, got {self.mode!r}")
-        if not 0.0 <= float(self.threshold) <= 1.0:
-            raise InvalidInputError(f"policy answerer: threshold must be in [0, 1], got {self.threshold}")
-        if not 0.0 <= float(self.min_parse_confidence) <= 1.0:
-            raise InvalidInputError(f"policy answerer: min_parse_confidence must be in [0, 1], "
-                                    f"got {self.min_parse_confidence}")
+        check_section(self, "answerer.options", unit=("threshold", "min_parse_confidence"))
         if self.mllm in ("policy", "geometric"):
             raise InvalidInputError(f"policy answerer: mllm must name an MLLM answerer, got {self.mllm!r}")
 
@@ -108,7 +104,13 @@ class PolicyAnswerer:
 
 def build(cfg: Mapping[str, Any]) -> PolicyAnswerer:
     """Factory used by the answerer registry: ``cfg`` is the answerer's ``options`` mapping."""
-    config = options_to_config(PolicyConfig, dict(cfg or {}), "policy")
-    geometric_options = {"min_parse_confidence": config.min_parse_confidence, **dict(config.geometric_options)}
-    return PolicyAnswerer(config, build_answerer("geometric", geometric_options),
+    config = parse_options(PolicyConfig, dict(cfg or {}), "policy answerer options", "answerer.options")
+    return PolicyAnswerer(config, build_answerer("geometric", geometric_options(config)),
                           build_answerer(config.mllm, config.mllm_options))
+
+
+def geometric_options(options: Union[PolicyConfig, Mapping[str, Any]]) -> dict[str, Any]:
+    """The options of the policy's geometric answerer: its ``geometric_options``, with the policy's
+    ``min_parse_confidence`` unless they give their own."""
+    config = parse_options(PolicyConfig, options, "policy answerer options", "answerer.options")
+    return {"min_parse_confidence": config.min_parse_confidence, **dict(config.geometric_options)}

@@ -15,6 +15,7 @@ from ..query.retrieval import Match
 from ..query.types import Evidence, QueryContext
 from ..query.vocab import canonical
 from ..types import Flag, TextEnum
+from .geometric_config import ScoringConfig
 
 _NO_ROOM = ("unknown", "none")  # place tags that name no room
 
@@ -81,23 +82,25 @@ def target_nodes(ctx: QueryContext, i: int, min_meaning_score: float = 0.0) -> l
 
 
 def score_options(pred: Prediction, opts: Sequence[OptionMeaning], targets: Sequence[Target],
-                  direction_sigma_deg: float, clock_sigma_deg: float) -> np.ndarray:
+                  cfg: ScoringConfig) -> np.ndarray:
     """How well each option fits what memory says (not normalised; 0: does not fit at all). Azimuths fit by a
-    Gaussian of the angle (``clock_sigma_deg`` for clock options, ``direction_sigma_deg`` for the others)."""
+    Gaussian of the angle (``cfg.clock_sigma_deg`` for clock options, ``cfg.direction_sigma_deg`` for the
+    others), distances by one of the distance's scale, counts by their probability."""
     raw = np.zeros(len(opts))
     for i, o in enumerate(opts):
         if pred.kind == PredictionKind.AZIMUTH and o.azimuth_deg is not None:
-            sigma = clock_sigma_deg if o.kind == OptionKind.CLOCK else direction_sigma_deg
+            sigma = cfg.clock_sigma_deg if o.kind == OptionKind.CLOCK else cfg.direction_sigma_deg
             raw[i] = np.exp(-0.5 * (angle_diff(o.azimuth_deg, pred.azimuth_deg) / sigma) ** 2)
         elif pred.kind == PredictionKind.PLACES and o.place:
             raw[i] = pred.places.get(canonical(o.place), 0.0)
         elif pred.kind == PredictionKind.COUNT and o.number is not None:
             k = int(round(o.number))
-            near = np.exp(-2.0 * abs(o.number - pred.count))  # an option off the distribution: the nearest wins
-            raw[i] = (pred.count_pmf[k] if 0 <= k < len(pred.count_pmf) else 0.0) + 1e-3 * near \
+            near = np.exp(-cfg.count_off_decay * abs(o.number - pred.count))  # off the distribution: the nearest wins
+            raw[i] = (pred.count_pmf[k] if 0 <= k < len(pred.count_pmf) else 0.0) + cfg.count_off_weight * near \
                 if pred.count_pmf else near
         elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
-            raw[i] = np.exp(-0.5 * ((o.metres - pred.metres) / max(0.3, 0.25 * pred.metres)) ** 2)
+            sigma_m = max(cfg.metres_sigma_min_m, cfg.metres_sigma_frac * pred.metres)
+            raw[i] = np.exp(-0.5 * ((o.metres - pred.metres) / sigma_m) ** 2)
         elif pred.kind in (PredictionKind.YES, PredictionKind.TARGETS) and o.kind in (OptionKind.YES, OptionKind.NO):
             raw[i] = pred.p_yes if o.kind == OptionKind.YES else 1.0 - pred.p_yes
         elif pred.kind == PredictionKind.TARGETS and o.objects:

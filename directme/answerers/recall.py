@@ -15,6 +15,7 @@ from ..query.types import QueryContext
 from ..query.vocab import canonical, label_keys
 from ..types import Flag
 from .coverage import ViewCoverage
+from .geometric_config import ConfidenceConfig, RecallConfig
 from .prediction import Prediction, PredictionKind
 from .prediction import no_answer as _none
 
@@ -23,7 +24,8 @@ _LAST_WORDS = re.compile(r"\b(?:last|latest|most recent(?:ly)?)\b")
 _SHOWN = 8  # objects listed in the text of a "what did I see" answer
 
 
-def recall(ctx: QueryContext, absent_prior: float, seen: ViewCoverage) -> Prediction:
+def recall(ctx: QueryContext, absent_prior: float, seen: ViewCoverage, cfg: RecallConfig,
+           conf: ConfidenceConfig) -> Prediction:
     """Which of the offered objects were seen (a score each); without object options, yes / no for the named
     object (not in memory: "no", as sure as the share of the surroundings looked at, ``seen``, allows - see
     coverage.py -, flag ``missing_object``); with none named, the objects seen in the order first seen."""
@@ -41,7 +43,7 @@ def recall(ctx: QueryContext, absent_prior: float, seen: ViewCoverage) -> Predic
             weights = [max(_share(place_votes(ctx.snapshot, n, i, ctx.facts.rooms), place)
                            for i in range(len(n.position_history) or 1)) for n in nodes]
         scores[tgt.key] = float(sum(n.n_obs * _vote_share(n, n.label) * w for n, w in zip(nodes, weights)))
-    target_scores = {k: 1.0 - np.exp(-s / 6.0) for k, s in scores.items()}
+    target_scores = {k: 1.0 - np.exp(-s / cfg.sightings_scale) for k, s in scores.items()}
     if not offered:  # "did I see a cup?"
         key = named[0].key
         if scores[key] <= 0:
@@ -52,7 +54,7 @@ def recall(ctx: QueryContext, absent_prior: float, seen: ViewCoverage) -> Predic
         return Prediction(PredictionKind.YES, f"Seen: {key}.", p_yes=target_scores[key])
     seen = [k for k, s in scores.items() if s > 0]
     return Prediction(PredictionKind.TARGETS, "Seen: " + (", ".join(seen) or "none of these") + ".",
-                      1.0 if len(seen) == 1 else 0.5, target_scores=target_scores)
+                      1.0 if len(seen) == 1 else conf.several_found, target_scores=target_scores)
 
 
 def seen_order(ctx: QueryContext, place: Optional[str]) -> Prediction:

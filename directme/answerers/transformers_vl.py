@@ -19,7 +19,7 @@ from .._compat.device import check_device, resolve_device
 from .._lazy import require
 from ..errors import BackendError, InvalidInputError, MissingWeightsError
 from ..types import OPTION_LETTERS
-from ._options import options_to_config
+from ..validation import parse_options
 from .base import Answer, QueryContext
 from .parsing import finish_answer, letter_of_token
 from .prompts import Prompt, build_prompt, keyframe_image
@@ -228,4 +228,5 @@ class TransformersVLAnswerer:
 
 def build(cfg: Mapping[str, Any]) -> TransformersVLAnswerer:
     """Factory used by the answerer registry: ``cfg`` is the answerer's ``options`` mapping."""
-    return TransformersVLAnswerer(options_to_config(TransformersVLConfig, dict(cfg or {}), "transformers"))
+    return TransformersVLAnswerer(parse_options(TransformersVLConfig, dict(cfg or {}), "transformers answerer options",
+                                                "answerer.options"))
