@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..types import Frame, FramePerception, InstanceObservation
+from ..validation import check_section, parse_options
 
 POSE_ONLY = "pose_only"  # frame.meta key: the depth is deliberately empty (the memory checks it)
 ROOM_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -43,21 +44,18 @@ class AriaGtConfig:
     room_cues: tuple[tuple[str, tuple[str, ...]], ...] = ROOM_CUES  # room -> object categories that name it
     min_room_votes: int = 2  # cue objects in view needed to name the room (fewer: no tag for the frame)
 
+    def __post_init__(self) -> None:
+        check_section(self, "perception.options", at_least_one=("min_room_votes",))
+
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> "AriaGtConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise InvalidInputError(f"perception backend 'aria_gt': unknown option(s) {unknown}; known: {sorted(known)}")
-        opts = dict(options)
-        if "room_cues" in opts:
+        """From the backend's options (``room_cues`` also as a mapping room -> categories), strictly typed."""
+        opts = dict(options) if isinstance(options, Mapping) else options
+        if isinstance(opts, dict) and "room_cues" in opts:
             cues = opts["room_cues"]
             pairs = cues.items() if isinstance(cues, Mapping) else cues
             opts["room_cues"] = tuple((str(room), tuple(str(c) for c in cats)) for room, cats in pairs)
-        cfg = cls(**opts)
-        if int(cfg.min_room_votes) < 1:
-            raise InvalidInputError(f"aria_gt min_room_votes must be >= 1, got {cfg.min_room_votes}")
-        return cfg
+        return parse_options(cls, opts, "options of perception backend 'aria_gt'", "perception.options")
 
 
 def room_from_objects(labels: Sequence[str], cfg: AriaGtConfig) -> tuple[Optional[str], float]:

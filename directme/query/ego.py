@@ -10,9 +10,9 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from ..errors import InvalidInputError
 from ..geometry import EgoFrame, azimuth_deg, clock_hour, direction_word, ground_distance_m, ground_distances_m
 from ..memory.snapshot import MemorySnapshot, ObjectNode
+from ..validation import check_section
 
 DEFAULT_REACH_M = 1.0
 
@@ -25,14 +25,18 @@ class RoomConfig:
     flicker_frames: int = 2  # a run of one scene tag shorter than this many frames between others (not the current run) is flicker
     walked_near_weight: float = 0.1  # an object seen from several rooms: the wearer's nearest walk to it in one counts this share of a sighting from as near (a wall may stand between)
     same_place_m: float = 0.5  # consecutive placements of an object this close together are one place: their sightings vote for its room together
+    sighting_offset_m: float = 0.3  # a sighting from d metres (ground) votes for its room with 1 / (this + d) ** sighting_power
+    sighting_power: float = 4.0  # (see sighting_offset_m: steep, so the nearest sightings decide)
+    nearest_frames: int = 3  # a node without sighting times: the tags of the wearer's this many nearest positions vote ...
+    nearest_vote: float = 1.5  # ... with this weight, each keyframe's tag with keyframe_vote ...
+    keyframe_vote: float = 1.0  # (see nearest_vote)
+    put_down_vote: float = 3.0  # ... and the tag where a moved object was put down with this
 
     def __post_init__(self) -> None:
-        if isinstance(self.flicker_frames, bool) or not isinstance(self.flicker_frames, int) or self.flicker_frames < 1:
-            raise InvalidInputError(f"query.rooms.flicker_frames must be an integer >= 1, got {self.flicker_frames!r:.60}")
-        for name in ("walked_near_weight", "same_place_m"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
-                raise InvalidInputError(f"query.rooms.{name} must be a finite number >= 0, got {v!r:.60}")
+        check_section(self, "query.rooms", at_least_one=("flicker_frames", "nearest_frames"),
+                      positive=("sighting_offset_m",),
+                      non_negative=("walked_near_weight", "same_place_m", "sighting_power", "nearest_vote",
+                                    "keyframe_vote", "put_down_vote"))
 
 
 ROOMS = RoomConfig()  # the defaults, for callers without an agent's config
@@ -192,17 +196,17 @@ def place_votes(snapshot: MemorySnapshot, node: ObjectNode, placement: int = -1,
             votes[tag] = votes.get(tag, 0.0) + w
 
     if placement > 0:
-        vote(tag_at(snapshot, start), 3.0)
+        vote(tag_at(snapshot, start), rooms.put_down_vote)
     for ref in node.keyframes:
         if start <= ref.t_s < end:
-            vote(tag_at(snapshot, ref.t_s), 1.0)
-    vote(nearest_ego_tag(snapshot, point), 1.5)
+            vote(tag_at(snapshot, ref.t_s), rooms.keyframe_vote)
+    vote(nearest_ego_tag(snapshot, point, rooms.nearest_frames), rooms.nearest_vote)
     return votes
 
 
 def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.ndarray,
                        rooms: RoomConfig = ROOMS) -> dict[str, float]:
-    """Tag voted by the observations of ``point_w``, weighted steeply by closeness (1 / (0.3 + d)^4); with votes
+    """Tag voted by the observations of ``point_w``, weighted steeply by closeness (``rooms.sighting_*``); with votes
     for several tags, each of them also gets ``rooms.walked_near_weight`` x that weight of the wearer's nearest position to
     ``point_w`` under it."""
     ego = snapshot.ego
@@ -213,14 +217,14 @@ def _observation_votes(snapshot: MemorySnapshot, times: np.ndarray, point_w: np.
     for i, dist in zip(idx.tolist(), d.tolist()):
         tag = tags[i] if i < len(tags) else None
         if tag:
-            votes[tag] = votes.get(tag, 0.0) + (0.3 + dist) ** -4
+            votes[tag] = votes.get(tag, 0.0) + (rooms.sighting_offset_m + dist) ** -rooms.sighting_power
     if len(votes) > 1:  # seen from several rooms: also where the wearer walked nearest to it in each of them
         walked = ground_distances_m(ego.T_world_cam[:, :3, 3], point_w, snapshot.up_world)
         n = min(len(walked), len(tag_arr))
         for tag in list(votes):
             near = walked[:n][tag_arr[:n] == tag]
             if len(near):
-                votes[tag] += rooms.walked_near_weight * (0.3 + float(near.min())) ** -4
+                votes[tag] += rooms.walked_near_weight * (rooms.sighting_offset_m + float(near.min())) ** -rooms.sighting_power
     return votes
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 from ...errors import InvalidInputError
 from ...perception.pipeline import PRESETS, Stage, build_pipeline
 from ...types import Frame, FramePerception, TextEnum
+from ...validation import parse_options
 from .source import TruthSource
 
 if TYPE_CHECKING:  # pragma: no cover - the episode builds its truth-fed perception (a runtime import would cycle)
@@ -58,16 +59,13 @@ class TruthFedConfig:
 
     @staticmethod
     def from_options(options: Optional[Mapping[str, Any]], seed: int = 0) -> "TruthFedConfig":
-        opts = dict(options or {})
-        known = {f.name for f in dataclasses.fields(TruthFedConfig)}
-        unknown = sorted(set(opts) - known)
-        if unknown:
-            raise InvalidInputError(f"truth-fed perception: unknown options {unknown}; known: {sorted(known)}")
-        poses = opts.pop("poses", PoseInput.NONE)
+        opts = {"seed": seed, **dict(options or {})}
+        poses = opts.get("poses", PoseInput.NONE)
         if poses not in tuple(p.value for p in PoseInput):
-            raise InvalidInputError(f"truth-fed perception: poses must be one of "
+            raise InvalidInputError(f"perception.options.poses (truth-fed perception): must be one of "
                                     f"{[p.value for p in PoseInput]}, got {poses!r}")
-        return TruthFedConfig(poses=PoseInput(poses), seed=int(opts.pop("seed", seed)), **opts)
+        opts["poses"] = PoseInput(poses)
+        return parse_options(TruthFedConfig, opts, "options of the truth-fed perception", "perception.options")
 
 
 def pipeline_config(cfg: TruthFedConfig) -> dict[str, Any]:
