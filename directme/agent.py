@@ -10,19 +10,25 @@ import logging
 import re
 import threading
 from dataclasses import replace
+from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from ._atomic import MANIFEST, RESTORE, check_destination, read_json, resolve, save_dir, verify
+from ._sync import ReadWriteLock, exclusive, guarded, shared
+from .answerers.registry import build_answerer
 from .config import AgentConfig
 from .errors import InvalidInputError, InvalidSaveError
+from .memory import SpatialMemory
+from .memory.snapshot import MemorySnapshot
 from .perception import build_perception
-from ._sync import ReadWriteLock, exclusive, guarded, shared
-from .types import OPTION_LETTERS, Answer, Flag, Frame, FramePerception
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .memory.snapshot import MemorySnapshot
+from .perception.pipeline import STAGES, has_random_weights, resolve_config
+from .query.context import build_context
+from .query.embed import CachedEmbedder
+from .query.vocab import Vocabulary
+from .types import OPTION_LETTERS, Answer, Flag, Frame, FramePerception, as_text, check_options, check_timestamp
 
 log = logging.getLogger(__name__)
 _T_TOL_S = 1e-6
@@ -42,8 +48,6 @@ class Agent:
         # observe/flush/save/reset write, ask reads (docs/faq.md, Threads); components are built once
         self._rwlock = ReadWriteLock()
         self._components_lock = threading.RLock()
-        from .query.embed import CachedEmbedder
-
         self._embedder = CachedEmbedder(self.config.query.embedder, question_encoder=self.config.query.question_encoder)
         self.reset()
 
@@ -72,8 +76,6 @@ class Agent:
     @guarded("_components_lock")
     def answerer(self):
         if self._answerer is None:
-            from .answerers.registry import build_answerer
-
             opts = dict(self.config.answerer.options)
             self._answerer = build_answerer(self.config.answerer.name, opts)
             if _random_parts(self._answerer):
@@ -92,9 +94,6 @@ class Agent:
     @exclusive
     def reset(self) -> None:
         """Forget everything observed (configuration and backends are kept)."""
-        from .memory import SpatialMemory
-        from .query.vocab import Vocabulary
-
         self.memory = SpatialMemory(self.config.memory)
         self._vocab = Vocabulary()
         self._first_t: Optional[float] = None
@@ -172,8 +171,6 @@ class Agent:
     @shared
     def ask(self, question: str, t: Optional[float] = None, options: Optional[Sequence[str]] = None) -> Answer:
         """Answer ``question`` at stream time ``t`` (default: the latest observed time) from memory <= t."""
-        from .types import as_text, check_options, check_timestamp
-
         question = as_text(question, "question")
         opts = check_options(options)  # a str or a dict is refused, never split into characters or keys
         latest = self._last_t if self._last_t is not None else self._last_input_t
@@ -193,8 +190,6 @@ class Agent:
         return answer
 
     def _answer(self, question: str, opts: tuple[str, ...], snapshot: MemorySnapshot) -> Answer:
-        from .query.context import build_context
-
         q = self.config.query
         wants_images = q.load_keyframe_images or self.config.answerer.name != "geometric"
         loader = getattr(self.memory, "keyframe_image", None) if wants_images else None
@@ -203,7 +198,7 @@ class Agent:
                             parser=q.parser, rooms=q.rooms)
         answer = self.answerer.answer(ctx)
         if not self._scale_known:
-            answer = _flag_unknown_scale(answer, ctx.intent.kind if ctx.intent is not None else "")
+            answer = flag_unknown_scale(answer, ctx.intent.kind if ctx.intent is not None else "")
         if len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places and Flag.EMPTY_MEMORY not in answer.flags:
             answer = replace(answer, flags=answer.flags + (Flag.EMPTY_MEMORY,), confidence=min(answer.confidence, 0.1))
         return answer
@@ -224,8 +219,6 @@ class Agent:
         Crash-safe: written into a sibling directory, sealed with ``manifest.json`` (size and sha256 of each
         file) and renamed into place, so an earlier save there stays whole until the new one is complete.
         ``directory`` must be new, empty or an earlier directme save (docs/faq.md, Saved agents and memories)."""
-        from ._atomic import save_dir
-
         state = {"format": AGENT_FORMAT, "config": self.config.to_dict(), "first_t": self._first_t,
                  "last_t": self._last_t, "last_input_t": self._last_input_t, "scale_known": self._scale_known}
         text = json.dumps(state, indent=2, default=_jsonable)
@@ -241,8 +234,6 @@ class Agent:
         """Restore an agent saved with ``save``; new frames continue the stream where it stopped. The checksums
         and the saved state's consistency are checked first: a damaged, incomplete or edited save raises
         ``directme.errors.InvalidSaveError`` naming the file and what to do."""
-        from .memory import SpatialMemory
-
         d, state = _read_agent_state(directory)
         config = _saved_config(d / "agent.json", state)
         memory = SpatialMemory.load(d / "memory")
@@ -263,7 +254,7 @@ SCALE_KINDS = frozenset({"distance", "reachability", "my_trajectory", "object_tr
 _LENGTH = re.compile(r"\b\d+(?:\.\d+)?\s?(?:m|cm|mm|km|metres?|meters?|centimetres?|centimeters?)\b", re.I)
 
 
-def _flag_unknown_scale(answer: Answer, kind: str) -> Answer:
+def flag_unknown_scale(answer: Answer, kind: str) -> Answer:
     """``answer`` flagged ``unknown_scale`` and saying so, when it states or uses a length."""
     if Flag.UNKNOWN_SCALE in answer.flags or (kind not in SCALE_KINDS and not _LENGTH.search(answer.text)):
         return answer
@@ -273,8 +264,6 @@ def _flag_unknown_scale(answer: Answer, kind: str) -> Answer:
 
 def _configured_random(config: AgentConfig) -> tuple[str, ...]:
     """The perception stages that ``config`` builds with random weights (none for given / oracle input)."""
-    from .perception.pipeline import STAGES, has_random_weights, resolve_config
-
     try:
         stages = resolve_config(config.perception)
     except InvalidInputError:  # not a model pipeline ("given", "oracle", ...)
@@ -307,18 +296,11 @@ _SAVE_FILES = ("agent.json", "memory")  # a save written before manifests and fo
 def check_save_destination(directory: Union[str, Path]) -> Path:
     """Refuse now a directory ``Agent.save`` would refuse (an empty path, a link, a file, a non-empty
     directory that is not a directme save), e.g. before streaming (``directme run --save``)."""
-    from ._atomic import check_destination
-
     return check_destination(directory, "agent", _SAVE_FILES)
 
 
 def _read_agent_state(directory: Union[str, Path]) -> tuple[Path, dict]:
     """(the directory to read, agent.json) after checking the manifest; the recovery rule of _atomic.py."""
-    from os import PathLike
-
-    from ._atomic import MANIFEST, RESTORE, read_json, resolve, verify
-    from .errors import InvalidSaveError
-
     if not isinstance(directory, (str, PathLike)) or not str(directory).strip():
         raise InvalidInputError(f"Agent.load() takes the directory of a saved agent, got {directory!r}")
     d = resolve(directory)
@@ -340,9 +322,6 @@ def _read_agent_state(directory: Union[str, Path]) -> tuple[Path, dict]:
 
 
 def _saved_config(path: Path, state: dict) -> AgentConfig:
-    from ._atomic import RESTORE
-    from .errors import InvalidSaveError
-
     if "config" not in state:
         raise InvalidSaveError(f"{path}: no 'config' (edited or damaged); {RESTORE}")
     try:
@@ -354,9 +333,6 @@ def _saved_config(path: Path, state: dict) -> AgentConfig:
 def _saved_times(path: Path, state: dict, memory: Any, config: AgentConfig) -> tuple:
     """first_t, last_t, last_input_t of agent.json, checked against the memory's ego log (the first and the
     latest frame in memory) and its config: an edited or mixed save is refused, not answered from."""
-    from ._atomic import RESTORE
-    from .errors import InvalidSaveError
-
     def bad(problem: str) -> InvalidSaveError:
         return InvalidSaveError(f"{path}: {problem} - the save is inconsistent (edited, or files of two saves); "
                                 f"{RESTORE}")

@@ -29,13 +29,13 @@ def test_lengths_flagged_when_memory_scale_is_unknown() -> None:
 
 
 def test_answers_without_lengths_are_not_flagged() -> None:
-    from directme.agent import _flag_unknown_scale
+    from directme.agent import flag_unknown_scale
     from directme.types import Answer
 
     place = Answer(question="Which room am I in?", t_s=1.0, text="You are in the living room.")
-    assert _flag_unknown_scale(place, "place") is place
+    assert flag_unknown_scale(place, "place") is place
     walked = Answer(question="How far did I walk?", t_s=1.0, text="About 12 steps.")
-    assert Flag.UNKNOWN_SCALE in _flag_unknown_scale(walked, "my_trajectory").flags  # uses lengths, by its kind
+    assert Flag.UNKNOWN_SCALE in flag_unknown_scale(walked, "my_trajectory").flags  # uses lengths, by its kind
 
 
 def test_pipeline_passes_depth_pose_metric_flag_on() -> None:

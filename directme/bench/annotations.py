@@ -152,7 +152,7 @@ def _label(v: Any) -> str:
     return text
 
 
-def _option(v: Any) -> str:
+def option_text(v: Any) -> str:
     """An option: a string, or a number written as the option's text."""
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         raise ValueError("an option must be a string")
@@ -162,14 +162,15 @@ def _option(v: Any) -> str:
     return text
 
 
-def _options(v: Any) -> tuple[str, ...]:
+def option_texts(v: Any) -> tuple[str, ...]:
+    """A list of options (``option_text`` each; None: none), at most one per option letter."""
     if v is None:
         return ()
     if not isinstance(v, list):
         raise ValueError("options must be a list of strings")
     if len(v) > len(OPTION_LETTERS):
         raise ValueError(f"at most {len(OPTION_LETTERS)} options, got {len(v)}")
-    return tuple(_option(o) for o in v)
+    return tuple(option_text(o) for o in v)
 
 
 def _seconds(v: Any) -> float:
@@ -206,8 +207,8 @@ def _free_text(v: Any) -> str:
 Text = Annotated[str, BeforeValidator(_text)]
 Label = Annotated[str, BeforeValidator(_label)]
 FreeText = Annotated[str, BeforeValidator(_free_text)]
-OptionText = Annotated[str, BeforeValidator(_option)]
-Options = Annotated[tuple[str, ...], BeforeValidator(_options)]
+OptionText = Annotated[str, BeforeValidator(option_text)]
+Options = Annotated[tuple[str, ...], BeforeValidator(option_texts)]
 Seconds = Annotated[float, BeforeValidator(_seconds)]
 Index = Annotated[int, BeforeValidator(_index)]
 Number = Annotated[float, BeforeValidator(_number)]

@@ -18,7 +18,7 @@ from pydantic import AliasChoices, BeforeValidator, Field
 
 from ..errors import InvalidInputError
 from ..types import OPTION_LETTERS, Answer, Question
-from .annotations import (BenchEpisode, FreeText, Index, Label, Record, Text, _options, check_record, clock_seconds,
+from .annotations import (BenchEpisode, FreeText, Index, Label, Record, Text, check_record, option_texts, clock_seconds,
                           iter_files, read_records, record_error)
 from .metrics import accuracy_table, is_abstention, relation_terms
 from .runner import StreamRunner
@@ -69,7 +69,7 @@ def _ucs_options(v: Any) -> tuple[str, ...]:
         if sorted(keys) != expected:
             raise ValueError(f"option keys {list(v)!r:.80} must be consecutive letters {expected}")
         v = [keys[k] for k in expected]
-    return _options(v)
+    return option_texts(v)
 
 
 def _label_or_labels(v: Any) -> Any:

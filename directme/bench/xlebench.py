@@ -27,7 +27,7 @@ from typing import Annotated, Any, Mapping, Optional, Sequence
 from pydantic import BeforeValidator
 
 from ..types import OPTION_LETTERS, Answer, TextEnum
-from .annotations import (BenchEpisode, FreeText, Label, Record, Seconds, Text, _option, check_record, clock_seconds,
+from .annotations import (BenchEpisode, FreeText, Label, Record, Seconds, Text, check_record, option_text, clock_seconds,
                           read_records, record_error, safe_name)
 from .metrics import is_abstention, mean, pairwise_order_accuracy, parse_letters, recall_at_k
 from .runner import StreamRunner
@@ -64,7 +64,7 @@ class XLeQuery:
 
 
 def _event(v: Any) -> str:
-    return _option(v)
+    return option_text(v)
 
 
 def _span(v: Any) -> tuple[float, float]:

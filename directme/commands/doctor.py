@@ -87,7 +87,7 @@ def _run_tracker() -> str:
     frames = _tiny_frames(2)
     tr.update(frames[0], [Detection((5.0, 5.0, 30.0, 30.0), "cup", 0.9)])
     tr.update(frames[1], None)
-    return f"{len(tr._tracks)} track(s), {tr.memory_frames()} memory entries"
+    return f"{tr.n_tracks} track(s), {tr.memory_frames()} memory entries"
 
 
 def _run_clip() -> str:

@@ -225,6 +225,11 @@ class Sam2StreamTracker:
             prompts[tid] = self._box_prompt(det.box_xyxy, hw)
         return prompts
 
+    @property
+    def n_tracks(self) -> int:
+        """How many objects are being tracked now."""
+        return len(self._tracks)
+
     def memory_frames(self) -> int:
         """How many frames' mask memories are held in total (bounded; for tests and monitoring)."""
         return sum(1 for tr in self._tracks.values() for kind in tr["out"].values() for e in kind.values()

@@ -88,6 +88,11 @@ class ClipSceneTagger:
         with self.torch.no_grad():
             self._text = self._embed_text(self.prompts)
 
+    @property
+    def place_features(self) -> Any:
+        """The unit text features of the place prompts (a tensor, one row per place of ``places``)."""
+        return self._text
+
     def _embed_text(self, prompts: list[str]) -> Any:
         if self.tokenizer is None:  # random model: stable hash ids, no tokenizer files needed
             vocab = self.model.config.text_config.vocab_size

@@ -53,7 +53,7 @@ def install(tagger: Any, truth: TruthSource, noise: float = 0.3, seed: int = 0) 
         index = truth.current_index
         if index is None:
             raise InvalidInputError("truth-fed CLIP: no frame registered; call truth.register(frame) first")
-        text = tagger._text[tagger.places.index(truth.room(index))].cpu().numpy()
+        text = tagger.place_features[tagger.places.index(truth.room(index))].cpu().numpy()
         rng = np.random.default_rng((seed, index))
         feat = text + rng.normal(size=dim) * noise / np.sqrt(dim)
         feats = np.repeat(feat[None], pixel_values.shape[0], axis=0)
