@@ -214,7 +214,9 @@ class Frame:
     """One image of the stream, with whatever geometry the source provides.
 
     ``rgb`` is (H, W, 3) uint8; ``depth_m`` (H, W) float metres (0 or NaN = invalid);
-    ``T_world_cam`` the camera-to-world pose; ``intrinsics`` for this image size.
+    ``T_world_cam`` the camera-to-world pose; ``intrinsics`` for this image size. ``pose_only``: the depth is
+    deliberately empty (a recording with poses and no depth): memory then takes the frame, if it has no
+    instances, for the wearer's path alone, where an all-invalid depth map is otherwise an error.
     """
 
     t_s: float
@@ -225,6 +227,7 @@ class Frame:
     index: int = -1
     source: str = ""
     meta: Mapping[str, Any] = field(default_factory=dict)
+    pose_only: bool = False  # the depth is deliberately empty: only the pose is known (see the docstring)
 
     def __post_init__(self) -> None:
         index = as_int(self.index, "frame index", MAX_FRAME_INDEX)
@@ -234,6 +237,9 @@ class Frame:
         object.__setattr__(self, "t_s", check_timestamp(self.t_s, f"{where} t_s"))
         if not isinstance(self.meta, Mapping):
             raise InvalidInputError(f"{where}: meta must be a mapping, got {type(self.meta).__name__}")
+        if not isinstance(self.pose_only, (bool, np.bool_)):
+            raise InvalidInputError(f"{where}: pose_only must be True or False, got {describe(self.pose_only)}")
+        object.__setattr__(self, "pose_only", bool(self.pose_only))
         rgb = _array(self.rgb, f"{where}: rgb")
         if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.shape[0] < 1 or rgb.shape[1] < 1:
             raise InvalidInputError(f"{where}: rgb must be (H, W, 3) with H, W >= 1, got {rgb.shape}")

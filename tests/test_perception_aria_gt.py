@@ -74,6 +74,7 @@ def test_memory_takes_declared_pose_only_frames_and_nothing_else_without_depth()
         fp, = perception.process(Frame(t_s=float(i), rgb=f.rgb, T_world_cam=Pose(T), intrinsics=K))
         mem.update(fp)
     assert len(mem.ego) == 3 and not mem.as_of(2.0).objects
-    undeclared = FramePerception(dataclasses.replace(fp.frame, t_s=3.0, meta={}))
+    assert fp.frame.pose_only
+    undeclared = FramePerception(dataclasses.replace(fp.frame, t_s=3.0, pose_only=False))
     with pytest.raises(InvalidInputError, match="no valid pixel"):
         mem.update(undeclared)

@@ -3,7 +3,7 @@
 - camera poses: the frame's ``T_world_cam`` (an ADT ground-truth or MPS closed-loop trajectory, read by
   `directme.readers.aria`); a frame without one is an error (there is nothing else to place it);
 - depth: the frame's ``depth_m`` (ADT ground truth); a frame without depth gets an all-invalid depth
-  map (0 = no measurement) and ``meta["pose_only"] = True``, which the memory accepts for a frame without
+  map (0 = no measurement) and ``pose_only=True``, which the memory accepts for a frame without
   instances: it records the wearer's path and nothing else;
 - objects: ``frame.meta["instances"]`` (ADT ground-truth instance masks with their categories);
 - scene tag: ``frame.meta["scene_tag"]`` when given, else the room whose cue objects are most often
@@ -25,7 +25,6 @@ from ..errors import InvalidInputError
 from ..types import Frame, FramePerception, InstanceObservation
 from ..validation import check_section, parse_options
 
-POSE_ONLY = "pose_only"  # frame.meta key: the depth is deliberately empty (the memory checks it)
 ROOM_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kitchen", ("refrigerator", "cooktop", "oven", "microwave", "dishrack", "frying pan", "tea kettle", "toaster",
                  "blender", "coffee maker", "food processor", "spice rack", "cutting board", "pot", "sink")),
@@ -87,8 +86,7 @@ class AriaGtPerception:
                 "put an MPS closed-loop trajectory (mps/slam/closed_loop_trajectory.csv) or an ADT "
                 "aria_trajectory.csv beside the .vrs, or pass --trajectory")
         if frame.depth_m is None:  # poses only: the wearer's path, no surface (0 = invalid), declared as such
-            frame = dataclasses.replace(frame, depth_m=np.zeros(frame.shape_hw, np.float32),
-                                        meta={**frame.meta, POSE_ONLY: True})
+            frame = dataclasses.replace(frame, depth_m=np.zeros(frame.shape_hw, np.float32), pose_only=True)
         instances: tuple[InstanceObservation, ...] = tuple(frame.meta.get("instances", ()))
         tag, score = frame.meta.get("scene_tag"), 1.0
         if tag is None:
