@@ -199,7 +199,8 @@ class Agent:
         answer = self.answerer.answer(ctx)
         if not self._scale_known:
             answer = flag_unknown_scale(answer, ctx.intent.kind if ctx.intent is not None else "")
-        if len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places and Flag.EMPTY_MEMORY not in answer.flags:
+        empty = len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places
+        if empty and Flag.EMPTY_MEMORY not in answer.flags:
             answer = replace(answer, flags=answer.flags + (Flag.EMPTY_MEMORY,), confidence=min(answer.confidence, 0.1))
         return answer
 

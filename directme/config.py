@@ -203,7 +203,8 @@ def _check_names(cfg: AgentConfig) -> None:
             raise InvalidInputError(f"perception.backend / perception.options: {exc}") from None
 
 
-def oracle_config(noise: str = "none", seed: int = 0, base: Union[None, str, Path, Mapping[str, Any]] = None) -> AgentConfig:
+def oracle_config(noise: str = "none", seed: int = 0,
+                  base: Union[None, str, Path, Mapping[str, Any]] = None) -> AgentConfig:
     """The Agent config for replaying a simulator episode with oracle perception (demo, eval sim): ``base``
     (a file, a mapping or None for the defaults) with the perception replaced by the oracle."""
     if isinstance(base, (str, Path)):

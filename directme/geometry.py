@@ -141,8 +141,8 @@ class Intrinsics:
             if not lo <= f <= hi:
                 raise InvalidInputError(
                     f"intrinsics {name}={f:.6g} px gives a field of view outside [{MIN_FOV_DEG}, {MAX_FOV_DEG}] deg "
-                    f"for an image {side} px {across} (plausible {name}: {lo:.3g} to {hi:.3g} px): focal lengths are in "
-                    "pixels of this image size (normalised or in millimetres? for a resized image use resized())")
+                    f"for an image {side} px {across} (plausible {name}: {lo:.3g} to {hi:.3g} px): focal lengths are "
+                    "in pixels of this image size (normalised or in millimetres? for a resized image use resized())")
         for name, c, side in (("cx", float(self.cx), w), ("cy", float(self.cy), h)):
             if not -side <= c <= 2 * side:
                 raise InvalidInputError(f"intrinsics {name}={c:.6g} px is far outside the {w}x{h} image "

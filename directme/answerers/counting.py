@@ -93,7 +93,8 @@ def put_down_links(nodes: Sequence[tuple[ObjectNode, float]], ego: EgoTrack, up_
         return out
     for new, p_new in nodes:
         t_new = new.first_seen_s
-        if new.n_obs != 1 or p_new <= 0.0 or ego.nearest_approach_m(new.position_w, t_new, t_new, up_world) > cfg.hand_reach_m:
+        if new.n_obs != 1 or p_new <= 0.0 or \
+                ego.nearest_approach_m(new.position_w, t_new, t_new, up_world) > cfg.hand_reach_m:
             continue
         old = [n for n, p in nodes if n is not new and n.n_obs > 1 and n.label == new.label and p > 0.0
                and 0.0 < t_new - n.last_seen_s <= cfg.window_s
@@ -126,7 +127,8 @@ def count_of_probabilities(scored_nodes: Sequence[tuple[ObjectNode, float]], dup
             scored.append((n, p))
     kept: list[tuple[ObjectNode, float]] = []
     for n, p in sorted(scored, key=lambda np_: (-np_[1], -np_[0].n_obs)):
-        if all(np.linalg.norm(np.asarray(n.position_w) - np.asarray(k.position_w)) >= duplicate_radius_m for k, _ in kept):
+        if all(np.linalg.norm(np.asarray(n.position_w) - np.asarray(k.position_w)) >= duplicate_radius_m
+               for k, _ in kept):
             kept.append((n, p))
     terms = {n.node_id: p for n, p in kept}
     for n, _ in kept:

@@ -43,7 +43,8 @@ from .coverage import view_coverage
 from .recall import recall
 from .geometric_config import GeometricConfig
 
-_FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b|\bon (?:which|what) (?:floor|storey|level)\b")
+_FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b"
+                          r"|\bon (?:which|what) (?:floor|storey|level)\b")
 
 
 class GeometricAnswerer:
@@ -75,15 +76,18 @@ class GeometricAnswerer:
         if prim in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE) and _FLOOR_WORDS.search(ctx.question.lower()):
             return _none("memory knows rooms, not floors")
         if prim in (Primitive.OBJECT_TRAJECTORY, Primitive.OBJECT_LOCATION) or (
-                kinds == {OptionKind.PLACE} and intent.targets and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
-            return object_room(ctx, self.config.places, self.config.confidence)  # uses the placement history, not the event time
+                kinds == {OptionKind.PLACE} and intent.targets
+                and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
+            # uses the placement history, not the event time
+            return object_room(ctx, self.config.places, self.config.confidence)
         if prim == Primitive.MY_TRAJECTORY and asks_back_at_start(ctx.question):
             return back_at_start(ctx, self.config.places)
         if prim == Primitive.MY_TRAJECTORY and intent.walked:  # "how far have I walked (since ...)"
             path = ctx.facts.metric_path
             return Prediction(PredictionKind.DISTANCE, path.describe(), metres=path.walked_m) if path else \
                 _none("no camera pose in memory")
-        if prim == Primitive.MY_TRAJECTORY and not place_runs(ctx.snapshot, ctx.facts.rooms):  # no scene tags: from the poses alone
+        if prim == Primitive.MY_TRAJECTORY and not place_runs(ctx.snapshot, ctx.facts.rooms):
+            # no scene tags: from the poses alone
             return metric_path(ctx, self.config.confidence)
         if not ctx.facts.time.ok:
             return _none(ctx.facts.time.detail)
@@ -105,8 +109,9 @@ class GeometricAnswerer:
         p_e = frame.to_ego(position_at(node, ctx.facts.time.t_eval))
         az = azimuth_deg(p_e)
         conf = 1.0 if node.present else self.config.confidence.gone_object
-        return Prediction(PredictionKind.AZIMUTH, f"The {node.label} is {direction_text(az)} ({clock_hour(az)} o'clock), "
-                                     f"{ground_distance_m(p_e):.1f} m away.", conf, azimuth_deg=az)
+        text = (f"The {node.label} is {direction_text(az)} ({clock_hour(az)} o'clock), "
+                f"{ground_distance_m(p_e):.1f} m away.")
+        return Prediction(PredictionKind.AZIMUTH, text, conf, azimuth_deg=az)
 
     def _facing(self, ctx: QueryContext) -> Prediction:
         """Where the object is for someone facing the reference: from where the wearer stands, or from an
@@ -140,8 +145,8 @@ class GeometricAnswerer:
         t = ctx.facts.time.t_eval
         d = frame.T_world_ego.R.T @ (position_at(a, t) - position_at(b, t))
         az = azimuth_deg(d)
-        return Prediction(PredictionKind.AZIMUTH, f"From your view, the {a.label} is {direction_text(az)} of the {b.label}.",
-                          azimuth_deg=az)
+        return Prediction(PredictionKind.AZIMUTH,
+                          f"From your view, the {a.label} is {direction_text(az)} of the {b.label}.", azimuth_deg=az)
 
     def _origin(self, ctx: QueryContext) -> tuple[Optional[np.ndarray], str]:
         """Where distances are measured from, in the ego frame at t: the named reference ("closer to the
@@ -224,14 +229,15 @@ class GeometricAnswerer:
         # the put-down links over every candidate: the old place may lie outside the asked room
         links = put_down_links(scored, ctx.snapshot.ego, ctx.snapshot.up_world, self.config.put_down)
         if place:
-            in_place = lambda n: canonical(object_place(ctx.snapshot, n, -1, ctx.facts.rooms) or "") == canonical(place)  # noqa: E731
-            scored = [(n, p) for n, p in scored if in_place(n)]
+            scored = [(n, p) for n, p in scored
+                      if canonical(object_place(ctx.snapshot, n, -1, ctx.facts.rooms) or "") == canonical(place)]
         belief, kept = count_of_probabilities(scored, counting.duplicate_radius_m, counting.min_p, carried=links)
         k = belief.most_likely
         where = f" in the {place}" if place else ""
         known = bool(ctx.snapshot.objects)  # no object at all in memory (no detector?): a count of 0 is a guess
         sure = belief.p(k) >= counting.sure_p
-        text = f"{counted(k, target.text)}{where}" + ("." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
+        text = f"{counted(k, target.text)}{where}" + (
+            "." if sure else f" (expected {belief.expected:.1f}, P={belief.p(k):.2f}).")
         conf = belief.p(k) if known else self.config.confidence.no_objects_count
         if k == 0:  # none seen is only as sure as the share of the surroundings looked at
             conf *= seen.absence_confidence(coverage.absent_prior)
@@ -338,7 +344,8 @@ class GeometricAnswerer:
         flags: list[Flag] = list(pred.flags)
         letter, scores, conf = None, None, pred.confidence
         if opts:
-            raw = self.score_options(pred, opts, ctx.intent.targets) if pred.kind != PredictionKind.NONE else np.zeros(len(opts))
+            raw = self.score_options(pred, opts, ctx.intent.targets) if pred.kind != PredictionKind.NONE else \
+                np.zeros(len(opts))
             if raw.max(initial=0.0) < self.config.scoring.mismatch_below:
                 conf = 0.0
                 if pred.kind != PredictionKind.NONE:

@@ -21,7 +21,8 @@ from .prediction import known_place as _known_place
 from .prediction import no_answer as _none
 
 _PATH_WORDS = re.compile(r"\b(path|route|trajectory|way|where have i been|which (rooms|places) did i)\b")
-_BACK_WORDS = re.compile(r"\bback (?:to |at |near )?(?:where|the (?:place|spot) where) (?:i|we) (?:started|began|was)\b")
+_BACK_WORDS = re.compile(r"\bback (?:to |at |near )?(?:where|the (?:place|spot) where) "
+                         r"(?:i|we) (?:started|began|was)\b")
 _ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
 
 
@@ -121,7 +122,8 @@ def object_room(ctx: QueryContext, cfg: PlacesConfig, conf: ConfidenceConfig) ->
     if not tag:
         return _none(f"the room of the {node.label} is not known (no scene tags)", Flag.NO_PLACES)
     return Prediction(PredictionKind.PLACES, f"The {node.label} was in the {tag}." if before else
-                      f"The {node.label} is in the {tag}.", places=_room_scores(ctx, node, idx, tag, cfg.other_room_weight))
+                      f"The {node.label} is in the {tag}.",
+                      places=_room_scores(ctx, node, idx, tag, cfg.other_room_weight))
 
 
 def _put_back(ctx: QueryContext, node: ObjectNode, sure_p: float) -> bool:
@@ -144,8 +146,8 @@ def _put_back(ctx: QueryContext, node: ObjectNode, sure_p: float) -> bool:
 def _room_scores(ctx: QueryContext, node: ObjectNode, placement: int, best: str,
                  other_weight: float) -> dict[str, float]:
     """The chosen room first (1.0), then the other rooms memory has evidence for, by their share of the
-    evidence times ``other_weight`` (below 1): when the best room is not among the options (a doorway seen from the corridor),
-    the next one answers."""
+    evidence times ``other_weight`` (below 1): when the best room is not among the options (a doorway seen from
+    the corridor), the next one answers."""
     votes = place_votes(ctx.snapshot, node, placement, ctx.facts.rooms)
     total = sum(votes.values()) or 1.0
     scores = {canonical(tag): other_weight * w / total for tag, w in votes.items()}

@@ -81,7 +81,8 @@ class PolicyAnswerer:
             return [self._choose(g, a, "mllm+hint" if h.hint is not None else "mllm")
                     for g, a, h in zip(geo, self.mllm.answer_batch(hinted), hinted)]
         out: list[Answer] = [self._tag(g, "geometric") for g in geo]
-        todo = [i for i, g in enumerate(geo) if not self.understood(ctxs[i]) or not is_confident(g, self.config.threshold)]
+        todo = [i for i, g in enumerate(geo)
+                if not self.understood(ctxs[i]) or not is_confident(g, self.config.threshold)]
         if todo:
             for i, a in zip(todo, self.mllm.answer_batch([ctxs[i] for i in todo])):
                 out[i] = self._choose(geo[i], a, "mllm")

@@ -48,7 +48,8 @@ class Prediction:
     metres: float = 0.0
     count_pmf: tuple[float, ...] = ()  # P(count = k) per k, when the count is uncertain
     flags: tuple[Flag, ...] = ()
-    evidence: tuple[Evidence, ...] = ()  # the memory items it rests on, when narrower than the context's (a count: those counted)
+    # the memory items it rests on, when narrower than the context's (a count: those counted)
+    evidence: tuple[Evidence, ...] = ()
 
 
 def no_answer(reason: str, flag: Flag = Flag.NO_EVIDENCE) -> Prediction:

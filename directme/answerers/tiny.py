@@ -85,12 +85,9 @@ def build_processor(family: str, tok=None, chat_template: Optional[str] = None):
     patch = 14 if family == "qwen2_5_vl" else 16
     size = {"shortest_edge": (2 * patch) ** 2, "longest_edge": (8 * patch) ** 2}  # <= 16 merged tokens/image
     image_proc = transformers.Qwen2VLImageProcessor(patch_size=patch, merge_size=2, temporal_patch_size=2, size=size)
-    if family == "qwen2_5_vl":
-        video_proc = transformers.Qwen2VLVideoProcessor(patch_size=patch, merge_size=2, temporal_patch_size=2, size=size)
-        cls = transformers.Qwen2_5_VLProcessor
-    else:
-        video_proc = transformers.Qwen3VLVideoProcessor(patch_size=patch, merge_size=2, temporal_patch_size=2, size=size)
-        cls = transformers.Qwen3VLProcessor
+    video_cls = transformers.Qwen2VLVideoProcessor if family == "qwen2_5_vl" else transformers.Qwen3VLVideoProcessor
+    video_proc = video_cls(patch_size=patch, merge_size=2, temporal_patch_size=2, size=size)
+    cls = transformers.Qwen2_5_VLProcessor if family == "qwen2_5_vl" else transformers.Qwen3VLProcessor
     return cls(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
                chat_template=chat_template or CHAT_TEMPLATE)
 

@@ -222,7 +222,8 @@ class TransformersVLAnswerer:
             chosen = logp[torch.arange(n), torch.tensor(ids[:n])]
             return None, float(chosen.exp().mean())
         step = next((i for i in range(n) if letter_of_token(tok.decode([ids[i]]), letters)), 0)
-        out = {L: float(torch.logsumexp(logp[step, self._letter_ids[L]], dim=0)) for L in letters if self._letter_ids[L]}
+        out = {L: float(torch.logsumexp(logp[step, self._letter_ids[L]], dim=0))
+               for L in letters if self._letter_ids[L]}
         return out or None, None
 
 

@@ -95,7 +95,8 @@ def _parse_sample(s: Any, i: int, source: str) -> EgoSATSample:
     prompt = rec.prompt
     options = mcq.options or tuple(o for _, o in _OPTION_LINE.findall(prompt))
     if len(options) != 4:
-        raise record_error(source, where, f"expected 4 options (mcq.options or A-D lines in the prompt), got {len(options)}")
+        raise record_error(source, where,
+                           f"expected 4 options (mcq.options or A-D lines in the prompt), got {len(options)}")
     answer = mcq.answer
     if answer is None and mcq.answer_idx is not None:
         if mcq.answer_idx >= len(LETTERS):
@@ -145,6 +146,7 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict:
     xs = [r["step_idx"] for r in stepped] if stepped else [r["t_eval"] for r in recs if r["confidence"] is not None]
     ys = [r["confidence"] for r in (stepped or [r for r in recs if r["confidence"] is not None])]
     out = accuracy_table(recs, ("task", "step_idx", "state"))
-    out.update({"mean_confidence": mean(r["confidence"] for r in recs), "mean_entropy": mean(r["entropy"] for r in recs),
-                "confidence_slope": slope(xs, ys), "confidence_slope_over": "step_idx" if stepped else "t_eval"})
+    out.update({"mean_confidence": mean(r["confidence"] for r in recs),
+                "mean_entropy": mean(r["entropy"] for r in recs), "confidence_slope": slope(xs, ys),
+                "confidence_slope_over": "step_idx" if stepped else "t_eval"})
     return out

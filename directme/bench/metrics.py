@@ -20,9 +20,9 @@ def accuracy_table(records: Iterable[Mapping[str, Any]], keys: Sequence[str] = (
     """Overall accuracy plus accuracy per value of each key in ``keys``.
 
     Records whose ``correct`` is None (not scorable) are counted in ``unscored`` only; ``abstained`` counts the
-    records that are no answer (``Answer.abstained``), scored or not, and an abstention is never correct; ``random_weights``
-    counts the answers flagged as coming from a model with random weights (meaningless). A key no record has
-    a value for gets no table; records without a value among others that have one are grouped as
+    records that are no answer (``Answer.abstained``), scored or not, and an abstention is never correct;
+    ``random_weights`` counts the answers flagged as coming from a model with random weights (meaningless). A key
+    no record has a value for gets no table; records without a value among others that have one are grouped as
     ``NO_VALUE`` (never an empty name, which would read "per_category." in metrics.md).
     """
     recs = list(records)
@@ -135,7 +135,8 @@ def response_rates(classes: Iterable[str]) -> dict[ResponseTiming, float]:
 # --- EgoSAT ----------------------------------------------------------------------------
 
 
-def option_confidence(scores: Optional[Mapping[str, float]], letters: str = OPTION_LETTERS[:4]) -> tuple[Optional[float], Optional[float], dict[str, float]]:
+def option_confidence(scores: Optional[Mapping[str, float]], letters: str = OPTION_LETTERS[:4]
+                      ) -> tuple[Optional[float], Optional[float], dict[str, float]]:
     """(confidence, entropy in nats, renormalised probabilities) over the given letters.
 
     Confidence is the largest option probability after renormalising over ``letters``.

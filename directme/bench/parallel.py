@@ -141,7 +141,8 @@ def _jsonable(x: Any) -> Any:
 
 def print_progress(done: int, total: int, result: Mapping[str, Any]) -> None:
     status = result.get("status", "?")
-    extra = f" {result.get('error', '')}" if status != EpisodeStatus.OK else f" {len(result.get('records', []))} records"
+    extra = f" {result.get('error', '')}" if status != EpisodeStatus.OK else \
+        f" {len(result.get('records', []))} records"
     print(f"[{done}/{total}] {result.get('episode_id')} {status} {result.get('wall_s', 0.0):.1f}s{extra}",
           file=sys.stderr, flush=True)
 
@@ -213,7 +214,8 @@ def run_evaluation(job: EvalJob, episodes: Sequence[BenchEpisode], out_dir: str 
     metrics = get_benchmark(job.benchmark).summarize(results)
     summary = {"benchmark": job.benchmark, "metrics": metrics, "episodes": len(episodes), "finished": len(results),
                "skipped": len(episodes) - len(todo), "failed": failed, "executor": executor, "config_hash": current,
-               "other_config": list(plan.changed if on_config_change == OnConfigChange.KEEP else ()) + list(plan.unknown)}
+               "other_config": list(plan.changed if on_config_change == OnConfigChange.KEEP else ())
+               + list(plan.unknown)}
     (store.root / "metrics.json").write_text(json.dumps(summary, indent=1, default=_jsonable), encoding="utf-8")
     (store.root / "metrics.md").write_text(metrics_markdown(summary), encoding="utf-8")
     return summary

@@ -19,7 +19,8 @@ from pathlib import PurePosixPath
 from typing import Any, Mapping, Optional, Sequence
 
 from ..types import Answer, Flag, TextEnum
-from .annotations import BenchEpisode, FreeText, Record, Seconds, Text, check_record, read_records, record_error, safe_name
+from .annotations import (BenchEpisode, FreeText, Record, Seconds, Text, check_record, read_records, record_error,
+                          safe_name)
 from .metrics import NO_RESPONSE, ON_TIME, classify_response, is_abstention, mean, response_rates
 from .runner import StreamRunner
 

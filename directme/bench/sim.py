@@ -22,8 +22,9 @@ def load(path: str, **_: Any) -> list[BenchEpisode]:
     from ..sim import load_episode
 
     ep = load_episode(path)
-    return [BenchEpisode(episode_id=ep.video_uid, video=str(path), items=tuple(sorted(ep.questions, key=lambda q: q.t_s)),
-                         duration_s=ep.duration_s, meta={"sim_dir": str(Path(path).resolve())})]
+    return [BenchEpisode(episode_id=ep.video_uid, video=str(path),
+                         items=tuple(sorted(ep.questions, key=lambda q: q.t_s)), duration_s=ep.duration_s,
+                         meta={"sim_dir": str(Path(path).resolve())})]
 
 
 @dataclass(frozen=True)

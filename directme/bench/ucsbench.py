@@ -18,8 +18,8 @@ from pydantic import AliasChoices, BeforeValidator, Field
 
 from ..errors import InvalidInputError
 from ..types import OPTION_LETTERS, Answer, Question
-from .annotations import (BenchEpisode, FreeText, Index, Label, Record, Text, check_record, option_texts, clock_seconds,
-                          iter_files, read_records, record_error)
+from .annotations import (BenchEpisode, FreeText, Index, Label, Record, Text, check_record, clock_seconds, iter_files,
+                          option_texts, read_records, record_error)
 from .metrics import accuracy_table, is_abstention, relation_terms
 from .runner import StreamRunner
 

@@ -27,8 +27,8 @@ from typing import Annotated, Any, Mapping, Optional, Sequence
 from pydantic import BeforeValidator
 
 from ..types import OPTION_LETTERS, Answer, TextEnum
-from .annotations import (BenchEpisode, FreeText, Label, Record, Seconds, Text, check_record, option_text, clock_seconds,
-                          read_records, record_error, safe_name)
+from .annotations import (BenchEpisode, FreeText, Label, Record, Seconds, Text, check_record, clock_seconds,
+                          option_text, read_records, record_error, safe_name)
 from .metrics import is_abstention, mean, pairwise_order_accuracy, parse_letters, recall_at_k
 from .runner import StreamRunner
 
@@ -47,8 +47,9 @@ class XLeTask(TextEnum):
 TASKS = tuple(t.value for t in XLeTask)  # ("temporal_localization", "counting", "summary_ordering", "summary")
 _T = r"(\d+(?::\d{1,2}){0,2}(?:\.\d+)?)"
 _SPAN = re.compile(_T + r"\s*(?:-|–|to)\s*" + _T)
-_NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
-                                            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS = {w: i for i, w in enumerate(("zero one two three four five six seven eight nine ten eleven twelve "
+                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
+                                             "twenty").split())}
 
 
 @dataclass(frozen=True)

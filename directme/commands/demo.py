@@ -6,9 +6,9 @@ the memory, the question parser and the geometric answerer, not perception. ``--
 runs the model pipeline itself (DA3 chunks and scale, Grounding DINO post-processing, SAM2 tracks, CLIP
 tags) with each network's forward replaced by a stand-in that returns the ground truth in that network's
 own output format: it measures whether the perception code carries geometry and identities end to end.
-The questions are asked at their timestamps (strictly causal), beside two baselines on the same questions: "current_frame" (a memory fed
-only the latest frame) and "chance" (the expected accuracy of a uniform random choice: the mean of
-1 / number of options)."""
+The questions are asked at their timestamps (strictly causal), beside two baselines on the same questions:
+"current_frame" (a memory fed only the latest frame) and "chance" (the expected accuracy of a uniform random
+choice: the mean of 1 / number of options)."""
 from __future__ import annotations
 
 import argparse

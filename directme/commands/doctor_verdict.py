@@ -166,7 +166,8 @@ def _runs_now(m: Machine) -> list[str]:
     else:
         lines.append("Aria recordings: not readable (pip install 'directme[perception]' for projectaria-tools)")
     if "da3" in have and "depth_anything_3" in m.installed and "av" in m.installed:
-        scale = "in metres" if "da3_metric" in have else "up to an unknown scale (answers flagged; the metric model gives metres)"
+        scale = "in metres" if "da3_metric" in have else \
+            "up to an unknown scale (answers flagged; the metric model gives metres)"
         lines.append(f"videos and image folders: depth and pose from DA3 {scale}; {sensors}")
     else:
         lines.append("videos and image folders: nothing (depth and camera pose need the DA3 weights)")

@@ -69,8 +69,8 @@ def find_bert_dir(path: Optional[str], what: str) -> Path:
         f"{what}: text encoder folder 'bert-base-uncased' (config.json + vocab.txt or tokenizer.json) not found "
         f"({'given bert ' + str(path) + ', ' if path else ''}$DIRECTME_WEIGHTS_DIR/bert-base-uncased, "
         f"~/.cache/directme/bert-base-uncased, Hugging Face cache); it is never downloaded at run time. Fetch it "
-        f"on a machine with network ({hf_download(BERT_REPOS[0], BERT_FILES)}; the BERT weights come from the Grounding DINO "
-        f"checkpoint) and pass the folder as 'bert' in the detector config, or use 'weights': 'random'.")
+        f"on a machine with network ({hf_download(BERT_REPOS[0], BERT_FILES)}; the BERT weights come from the "
+        f"Grounding DINO checkpoint) and pass the folder as 'bert' in the detector config, or use 'weights': 'random'.")
 
 
 @contextlib.contextmanager

@@ -54,7 +54,8 @@ def read_depth_png(path: PathLike, depth_scale: float, fix: str = DROP_IMAGE) ->
                                 f"got shape {raw.shape} dtype {raw.dtype}")
     if raw.dtype.itemsize < 2:
         raise InvalidInputError(f"depth image {path} is 8-bit: depth PNGs must be 16-bit (units of 1/depth_scale m); "
-                                "an 8-bit image has lost the depth range (a visualisation?): export the raw 16-bit depth")
+                                "an 8-bit image has lost the depth range (a visualisation?): export the raw 16-bit "
+                                "depth")
     return raw.astype(np.float32) / float(depth_scale)
 
 

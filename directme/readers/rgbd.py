@@ -62,8 +62,8 @@ class SevenScenesReader:
         if source_fps is None:
             source_fps = SEVEN_SCENES_FPS
             log.warning("%s: the 7-Scenes layout has no timestamps; frame i is taken at i / %g s (the Kinect's %g Hz); "
-                        "give `directme run --source-fps HZ` (source_fps= to SevenScenesReader / open_reader) if it was "
-                        "recorded at another rate",
+                        "give `directme run --source-fps HZ` (source_fps= to SevenScenesReader / open_reader) if it "
+                        "was recorded at another rate",
                         self.folder, source_fps, source_fps)
         if not source_fps > 0:
             raise InvalidInputError(f"source_fps must be > 0 frames per second, got {source_fps!r}")

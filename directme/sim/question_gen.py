@@ -94,7 +94,8 @@ def _facing_cands(obs, k, rng, known) -> list[Cand]:
         if _direction_ok(obs, x, az, d, 45.0, Q.AZIMUTH_MARGIN_DEG):
             fmt = {"obj": spoken(x.label), "ref": spoken(r.label)}
             ids = (x.object_id, r.object_id)
-            out.append(Cand(("memory_facing", *ids), fmt, direction_word(az), ids, {"azimuth_deg": az, "distance_m": d}))
+            out.append(Cand(("memory_facing", *ids), fmt, direction_word(az), ids,
+                            {"azimuth_deg": az, "distance_m": d}))
     return out
 
 
