@@ -61,3 +61,16 @@ def test_the_flat_names_of_earlier_versions_still_work_with_a_warning():
     with pytest.warns(DeprecationWarning):  # a section given too: the sectioned value wins
         cfg = GeometricConfig.from_options({"near_m": 0.5, "relations": {"near_m": 0.9}})
     assert cfg.relations.near_m == 0.9
+
+
+def test_every_setting_is_documented_in_agent_md_with_its_default():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "agent.md").read_text(encoding="utf-8")
+    root = GeometricConfig()
+    sections = [("", root)] + [(f.name, getattr(root, f.name)) for f in dataclasses.fields(root)
+                               if dataclasses.is_dataclass(getattr(root, f.name))]
+    missing = [f"{name}.{f.name}" for name, section in sections for f in dataclasses.fields(section)
+               if not dataclasses.is_dataclass(getattr(section, f.name))
+               and f"| `{f.name}` | `{getattr(section, f.name)}` |" not in doc]
+    assert not missing, f"docs/agent.md's settings tables lack (or have a stale default for): {missing}"

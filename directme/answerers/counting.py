@@ -73,7 +73,7 @@ def label_probability(votes: Mapping[str, float], asked: Callable[[str], bool], 
 
 @dataclass(frozen=True)
 class PutDownLink:
-    """How a node seen once right by the wearer is read as an object the wearer carried there (see module docstring)."""
+    """How a node seen once right by the wearer is read as an object the wearer carried there (counting.py)."""
 
     hand_reach_m: float = 1.2  # the wearer reached an object / put one down: ground distance at most this
     window_s: float = 60.0  # the new node was first seen at most this long after the old one's last sighting (0: off)
