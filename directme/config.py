@@ -194,8 +194,8 @@ def _check_names(cfg: AgentConfig) -> None:
     if cfg.answerer.name not in available_answerers():
         raise InvalidInputError(f"answerer.name: unknown answerer {cfg.answerer.name!r:.60}; choose one of "
                                 f"{', '.join(available_answerers())} (register_answerer() adds one before loading)")
-    if cfg.answerer.name == "geometric":  # built in: its options are checked now (messages name the key path)
-        GeometricConfig.from_options(cfg.answerer.options)
+    if cfg.answerer.name in ("geometric", "policy"):  # built in: their options are parsed now, naming the key path
+        _ = cfg.answerer.geometric  # (policy: its own options and its geometric_options)
     if cfg.perception.backend not in STANDALONE:
         try:
             resolve_config(cfg.perception)
