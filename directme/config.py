@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from .answerers.geometric_config import GeometricConfig
+from .answerers.policy import geometric_options
 from .errors import InvalidInputError
 from .memory.config import MemoryConfig
 from .query.ego import RoomConfig
@@ -88,8 +89,6 @@ class AnswererConfig:
         if self.name == "geometric":
             return GeometricConfig.from_options(self.options)
         if self.name == "policy":
-            from .answerers.policy import geometric_options
-
             return GeometricConfig.from_options(geometric_options(self.options), "answerer.options.geometric_options")
         return GeometricConfig()
 

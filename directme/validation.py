@@ -193,7 +193,8 @@ def check_section(section: Any, path: str, positive: tuple[str, ...] = (), at_le
         return f"{path}.{name}" if path else name
 
     for fd in dataclasses.fields(section):
-        v, declared = getattr(section, fd.name), fd.type if isinstance(fd.type, str) else fd.type.__name__
+        declared = fd.type if isinstance(fd.type, str) else getattr(fd.type, "__name__", "")
+        v = getattr(section, fd.name)
         ok = (isinstance(v, bool) if declared == "bool" else
               isinstance(v, numbers.Integral) and not isinstance(v, bool) if declared == "int" else
               isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) if declared == "float"
