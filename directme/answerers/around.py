@@ -97,5 +97,5 @@ def objects_around(ctx: QueryContext, cfg: RelationConfig, conf: ConfidenceConfi
                       f"Memory has no object {what}.", 1.0 if ranked else conf.several_found, target_scores=scores)
     asked = [a.key for a in intent.asked]
     found = any(k in scores for k in asked) if asked else bool(ranked)
-    pred.p_yes = conf.found_p_yes if found else 1.0 - conf.found_p_yes
+    pred.p_yes = conf.found_p_yes if found else conf.missed_p_yes
     return pred

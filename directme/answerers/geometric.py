@@ -273,7 +273,7 @@ class GeometricAnswerer:
         scores = option_scores(ctx, events)
         text = describe(events, kind)
         conf = self.config.confidence
-        p_yes = conf.found_p_yes if events else 1.0 - conf.found_p_yes
+        p_yes = conf.found_p_yes if events else conf.missed_p_yes
         if scores:
             hit = [k for k, v in scores.items() if v > 0]
             return Prediction(PredictionKind.TARGETS, text, 1.0 if len(hit) == 1 else conf.several_found,

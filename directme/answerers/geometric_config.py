@@ -143,12 +143,13 @@ class ConfidenceConfig:
     no_move_seen: float = 0.5  # "where was X before it moved?" with no move seen: where it is
     rooms_unknown: float = 0.3  # rooms asked of a memory without room names, or no earlier room
     no_change: float = 0.6  # "what changed?" answered "nothing" (no change event)
-    found_p_yes: float = 0.9  # "is there an X left of the Y?", "did X change?": P(yes) when found (1 - this: not)
+    found_p_yes: float = 0.9  # "is there an X left of the Y?", "did X change?": P(yes) when memory found one ...
+    missed_p_yes: float = 0.1  # ... and when it found none
 
     def __post_init__(self) -> None:
         check_section(self, "confidence", unit=("gone_object", "partial_compare", "no_objects_count",
                                                 "several_found", "no_move_seen", "rooms_unknown", "no_change",
-                                                "found_p_yes"))
+                                                "found_p_yes", "missed_p_yes"))
 
 
 @dataclass(frozen=True)
