@@ -174,6 +174,8 @@ class GeometricConfig:
     def from_options(options: Any, path: str = "answerer.options") -> "GeometricConfig":
         """The config from an options mapping (sections as nested mappings; ``path`` names where it sits in
         messages); the flat names of earlier versions (``count_sure_p``) are accepted with a DeprecationWarning."""
+        if isinstance(options, Mapping) and not options:  # the defaults (no parser needed)
+            return GeometricConfig()
         if isinstance(options, Mapping) and set(options) & set(RETIRED):
             options = _nest_retired(options, path)
         return parse_options(GeometricConfig, options, "geometric answerer options", path)
