@@ -129,16 +129,14 @@ class LazyGraph:
     """A graph not built yet: ``MemorySnapshot.graph`` calls ``build`` on first access and keeps the result (the
     query layer never reads the graph, so a question does not pay for it)."""
 
-    __slots__ = ("build",)
+    __slots__ = ("build", "lock")
 
     def __init__(self, build: Callable[[], Any]) -> None:
-        self.build = build
+        self.build, self.lock = build, threading.Lock()
 
 
 class _GraphField:
     """The ``graph`` field: stores a graph or a ``LazyGraph``; reading it builds a lazy one once (thread-safe)."""
-
-    _lock = threading.Lock()
 
     def __set_name__(self, owner: type, name: str) -> None:
         self._slot = "_" + name
@@ -148,10 +146,10 @@ class _GraphField:
             raise AttributeError(self._slot)  # no default: the field is required
         value = obj.__dict__[self._slot]
         if isinstance(value, LazyGraph):
-            with self._lock:
-                value = obj.__dict__[self._slot]
-                if isinstance(value, LazyGraph):
-                    value = obj.__dict__[self._slot] = value.build()
+            with value.lock:  # one build per snapshot; other threads wait for it
+                if obj.__dict__[self._slot] is value:
+                    obj.__dict__[self._slot] = value.build()
+            value = obj.__dict__[self._slot]
         return value
 
     def __set__(self, obj: Any, value: Any) -> None:
