@@ -42,9 +42,10 @@ class ObjectTable:
         self.kk = min(knn + 1, n)
         self.radius_m, self.max_near = radius_m, max_near
         self.reach_m = max(float(radius_m), 3.0 * radius_m if reach_m is None else float(reach_m))
-        self._knn = np.zeros((n, max(self.kk - 1, 0)), np.int64)  # kNN rows (without the object itself) ...
+        self._knn = np.empty((n, max(self.kk - 1, 0)), np.int64)  # kNN rows (without the object itself) ...
         self._knn_done = np.zeros(n, bool)  # ... valid where queried
-        self._near: Optional[np.ndarray] = None  # rows of neighbours(), -1 until queried
+        self._near: Optional[np.ndarray] = None  # near rows of neighbours() ...
+        self._near_done = np.zeros(n, bool)  # ... valid where queried
         self._isolated: Optional[tuple[np.ndarray, np.ndarray]] = None
         self._slot = np.full(int(rows.index.max()) + 1 if len(rows.index) else 0, -1, np.int64)
         self._slot[rows.index] = np.arange(len(rows.index))  # record index -> position in ``rows`` (-1: not known)
@@ -79,12 +80,13 @@ class ObjectTable:
             return np.zeros((len(rows), 0), np.int64)
         k = min(self.max_near + 1, n)
         if self._near is None:
-            self._near = np.full((n, k), -1, np.int64)
-        todo = np.unique(rows[self._near[rows, 0] < 0])
+            self._near = np.empty((n, k), np.int64)  # not filled: rows are written when queried
+        todo = np.unique(rows[~self._near_done[rows]])
         if len(todo):
             bound = float(np.nextafter(self.radius_m, np.inf))
             self._near[todo] = np.asarray(self.tree.query(self.pos[todo], k=k, distance_upper_bound=bound)[1],
                                           np.int64).reshape(len(todo), k)
+            self._near_done[todo] = True
         lists = np.concatenate([self.knn(rows), self._near[rows]], axis=1)
         lists[lists == rows[:, None]] = n  # an object is not its own neighbour
         return lists
@@ -188,8 +190,8 @@ def build_graph(tab: ObjectTable, places: Mapping[str, PlaceNode], ego: EgoTrack
                   if pid is not None and pid in places}
     g.add_nodes_from((pid, {"kind": "place", "tag": p.tag, "center_w": p.center_w, "spread_m": p.spread_m})
                      for pid, p in places.items())
-    pose = ego.pose_at(float(ego.times_s[-1])) if len(ego) else None
-    g.add_node(EGO_ID, kind="ego", track=ego, position_w=None if pose is None else pose.t.copy())
+    position_w = np.array(ego.T_world_cam[-1][:3, 3], dtype=np.float64) if len(ego) else None  # the latest pose's
+    g.add_node(EGO_ID, kind="ego", track=ego, position_w=position_w)
     dist = np.linalg.norm(tab.pos[edges[:, 0]] - tab.pos[edges[:, 1]], axis=1).tolist()
     ids = rows.index[present].tolist()
     g.add_edges_from((f"o{ids[i]}", f"o{ids[j]}", {"kind": "near", "distance_m": d})

@@ -60,7 +60,8 @@ class PlaceClusterer:
             todo = [i for i, c in enumerate(counts) if (i, c) not in self._nodes]
             if todo:
                 self._build_nodes(idx, n_places, counts, todo, positions_w, times_s)
-            out = {f"p{i}": self._nodes[(i, c)] for i, c in enumerate(counts)}
+            nodes, ids = self._nodes, self._ids
+            out = {ids[i]: nodes[(i, c)] for i, c in enumerate(counts)}
         self._cache = (n_frames, out)
         return out
 
