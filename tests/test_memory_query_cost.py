@@ -184,3 +184,11 @@ def test_place_nodes_reused_across_times_equal_those_computed_afresh():
             assert (x.tag, x.spread_m, x.times_s, x.visits_s, x.n_frames) == (y.tag, y.spread_m, y.times_s, y.visits_s,
                                                                               y.n_frames)
             assert np.array_equal(x.center_w, y.center_w)
+
+
+def test_an_ego_tracks_scene_tags_and_frames_are_those_of_its_frames(full):
+    ego = full.ego
+    for n in (0, 1, len(ego) // 2, len(ego)):
+        track = ego.track(n)
+        assert track.scene_tags == tuple(ego.tag_of(i) for i in range(n))
+        assert track.frame_indices == tuple(int(f) for f in ego.frame.view(n))
