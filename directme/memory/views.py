@@ -76,7 +76,7 @@ def object_node(rec: ObjectRecord, t_s: float, labels: list[str],
 
 class KnownRecords(Mapping[str, ObjectRecord]):
     """node id -> record of the objects known at one time, over the record list and their indices (ascending):
-    made in O(1) from the index array, so a view of 10,000 objects costs nothing until it is read."""
+    made from the index array with one vectorised step, never a dict of every object."""
 
     def __init__(self, records: Sequence[ObjectRecord], index: np.ndarray) -> None:
         self._records, self.index = records, index
