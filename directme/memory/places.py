@@ -24,6 +24,8 @@ class PlaceClusterer:
         self._sums: list[np.ndarray] = []
         self._counts: list[int] = []
         self._cache: tuple[int, dict] = (-1, {})
+        self._nodes: dict[tuple[int, int], PlaceNode] = {}  # (place, its frames so far) -> node: a place is
+        # determined by its own first frames, so a view at another time reuses the nodes of places not visited since
 
     def add(self, position_w: np.ndarray, tag: Optional[str]) -> int:
         tag = tag or "unknown"
@@ -52,23 +54,39 @@ class PlaceClusterer:
         out: dict[str, PlaceNode] = {}
         if n_frames:
             n_places = int(idx.max()) + 1
-            counts = np.bincount(idx, minlength=n_places)
-            p = positions_w.astype(np.float64)
-            sums = np.stack([np.bincount(idx, weights=p[:, a], minlength=n_places) for a in range(3)], axis=1)
-            sq = np.bincount(idx, weights=np.einsum("ij,ij->i", p, p), minlength=n_places)
-            centres = sums / counts[:, None]
-            spread = np.sqrt(np.maximum(sq / counts - np.einsum("ij,ij->i", centres, centres), 0.0))
-            starts = np.concatenate([[0], np.flatnonzero(np.diff(idx)) + 1])
-            ends = np.concatenate([starts[1:] - 1, [n_frames - 1]])
-            visits: list[list[tuple[float, float]]] = [[] for _ in range(n_places)]
-            for a, b in zip(starts.tolist(), ends.tolist()):
-                visits[idx[a]].append((float(times_s[a]), float(times_s[b])))
-            for i in range(n_places):
-                out[f"p{i}"] = PlaceNode(f"p{i}", self.place_tag[i], centres[i], float(spread[i]),
-                                         times_s=tuple(v[0] for v in visits[i]), visits_s=tuple(visits[i]),
-                                         n_frames=int(counts[i]))
+            counts = np.bincount(idx, minlength=n_places).tolist()
+            if len(self._nodes) > max(4096, 4 * n_places):
+                self._nodes.clear()
+            todo = [i for i, c in enumerate(counts) if (i, c) not in self._nodes]
+            if todo:
+                self._build_nodes(idx, n_places, counts, todo, positions_w, times_s)
+            nodes, ids = self._nodes, self._ids
+            out = {ids[i]: nodes[(i, c)] for i, c in enumerate(counts)}
         self._cache = (n_frames, out)
         return out
+
+    def _build_nodes(self, idx: np.ndarray, n_places: int, counts: list[int], todo: list[int],
+                     positions_w: np.ndarray, times_s: np.ndarray) -> None:
+        """Make the nodes of places ``todo`` from the frames ``idx`` (place of each of the first frames)."""
+        n_frames = len(idx)
+        p = positions_w.astype(np.float64)
+        sums = np.stack([np.bincount(idx, weights=p[:, a], minlength=n_places) for a in range(3)], axis=1)
+        sq = np.bincount(idx, weights=np.einsum("ij,ij->i", p, p), minlength=n_places)
+        n = np.asarray(counts, np.float64)
+        centres = sums / n[:, None]
+        spread = np.sqrt(np.maximum(sq / n - np.einsum("ij,ij->i", centres, centres), 0.0))
+        starts = np.concatenate([[0], np.flatnonzero(np.diff(idx)) + 1])
+        ends = np.concatenate([starts[1:] - 1, [n_frames - 1]])
+        wanted = np.zeros(n_places, bool)
+        wanted[todo] = True
+        runs = wanted[idx[starts]]
+        visits: dict[int, list[tuple[float, float]]] = {i: [] for i in todo}
+        for a, b in zip(starts[runs].tolist(), ends[runs].tolist()):
+            visits[int(idx[a])].append((float(times_s[a]), float(times_s[b])))
+        for i in todo:
+            self._nodes[(i, counts[i])] = PlaceNode(f"p{i}", self.place_tag[i], centres[i], float(spread[i]),
+                                                    times_s=tuple(v[0] for v in visits[i]), visits_s=tuple(visits[i]),
+                                                    n_frames=counts[i])
 
     def place_of_frame(self, frame_pos: int) -> Optional[str]:
         return None if frame_pos < 0 else self._ids[self.frame_place[frame_pos]]
@@ -80,6 +98,7 @@ class PlaceClusterer:
         column({"frame_place": frame_place}, "frame_place", len(positions_w), kind="i", lo=0, hi=len(tags))
         self.frame_place = array("i", frame_place.astype(int).tolist())
         self.place_tag = list(tags)
+        self._cache, self._nodes = (-1, {}), {}
         self._ids = [f"p{i}" for i in range(len(tags))]
         self._sums = [np.zeros(3) for _ in tags]
         self._counts = [0 for _ in tags]

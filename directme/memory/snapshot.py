@@ -4,8 +4,9 @@ Everything in a ``MemorySnapshot`` is derived only from observations with timest
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -44,6 +45,14 @@ class ObjectNode:
     obs_times_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # times of its observations <= snapshot t
     presence_p: float = 1.0  # probability that it is at its place, from sightings and views without it
     carried: bool = False  # with the wearer: seen close to the camera and moving with it (memory/ingest.py carry)
+
+
+def record_index(node_id: object) -> int:
+    """The record index an object's node id ``"o<index>"`` names (-1 for anything else, e.g. "o01" or a place)."""
+    digits = node_id[1:] if isinstance(node_id, str) and node_id[:1] == "o" else ""
+    if not (digits.isascii() and digits.isdigit()) or (len(digits) > 1 and digits[0] == "0"):
+        return -1
+    return int(digits)
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,6 +125,37 @@ class ChangeEvent:
     evidence: str  # the observations it rests on, in words
 
 
+class LazyGraph:
+    """A graph not built yet: ``MemorySnapshot.graph`` calls ``build`` on first access and keeps the result (the
+    query layer never reads the graph, so a question does not pay for it)."""
+
+    __slots__ = ("build", "lock")
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self.build, self.lock = build, threading.Lock()
+
+
+class _GraphField:
+    """The ``graph`` field: stores a graph or a ``LazyGraph``; reading it builds a lazy one once (thread-safe)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = "_" + name
+
+    def __get__(self, obj: Any, owner: type = None) -> Any:
+        if obj is None:
+            raise AttributeError(self._slot)  # no default: the field is required
+        value = obj.__dict__[self._slot]
+        if isinstance(value, LazyGraph):
+            with value.lock:  # one build per snapshot; other threads wait for it
+                if obj.__dict__[self._slot] is value:
+                    obj.__dict__[self._slot] = value.build()
+            value = obj.__dict__[self._slot]
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self._slot] = value
+
+
 @dataclass(frozen=True, eq=False)
 class MemorySnapshot:
     """The memory as of ``t_s``: objects, places, the ego track and the scene graph."""
@@ -124,7 +164,7 @@ class MemorySnapshot:
     objects: Mapping[str, ObjectNode]
     places: Mapping[str, PlaceNode]
     ego: EgoTrack
-    graph: Any  # networkx.Graph with node kinds "object" / "place" / "ego"
+    graph: Any = _GraphField()  # networkx.Graph, node kinds "object" / "place" / "ego" (a LazyGraph: built on access)
     up_world: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
     changes: Sequence[ChangeEvent] = ()  # change events known at t_s, in the order they happened (memory/events.py)
 

@@ -23,8 +23,8 @@ from .persist import MemoryParts, load_memory, save_memory
 from .places import PlaceClusterer
 from .presence import update_seen, views_without
 from .relocalize import with_pose
-from .snapshot import EgoTrack, KeyframeRef, MemorySnapshot
-from .views import LazyObjects, ViewLog
+from .snapshot import EgoTrack, KeyframeRef, LazyGraph, MemorySnapshot
+from .views import KnownRecords, LazyObjects, ViewLog
 
 class SpatialMemory:
     """World-frame metric-semantic map + time-versioned scene graph, built one frame at a time.
@@ -165,18 +165,27 @@ class SpatialMemory:
             self._cache[key] = self.ego.track(n)
         return self._cache[key]
 
-    def _table_at(self, n: int) -> tuple[dict, ObjectTable]:
-        """Objects known after the first ``n`` ego frames and their graph table. Every change is logged
-        with a frame's time, so all t in [t_n-1, t_n) see the same objects: cached by ``n``."""
+    def _known_at(self, n: int) -> KnownRecords:
+        """The objects known after the first ``n`` ego frames. Every change is logged with a frame's time, so all
+        t in [t_n-1, t_n) see the same objects: cached by ``n``."""
+        key = ("known", n)
+        if key not in self._cache:
+            objects = self.objects
+            t_n = float(self.ego.t[n - 1]) if n else -math.inf
+            known = objects.timeline.known_at(t_n, objects.merged_t[: objects.n_records])
+            self._cache[key] = KnownRecords(objects.records, known)
+        return self._cache[key]
+
+    def _table_at(self, n: int) -> ObjectTable:
+        """The graph table of the objects known after the first ``n`` ego frames (cached by ``n``)."""
         key = ("table", n)
         if key not in self._cache:
             objects = self.objects
             t_n = float(self.ego.t[n - 1]) if n else -math.inf
             rows = objects.timeline.rows_at(t_n, n, objects.merged_t[: objects.n_records])
-            recs = {f"o{i}": objects.records[i] for i in rows.index.tolist()}
             pc = self.cfg.places
-            self._cache[key] = (recs, ObjectTable(rows, objects.labels, self.places.place_of_frame, pc.edge_knn,
-                                                  pc.edge_distance_m, pc.max_near_edges))
+            self._cache[key] = ObjectTable(rows, objects.labels, self.places.place_of_frame, pc.edge_knn,
+                                           pc.edge_distance_m, pc.max_near_edges)
         return self._cache[key]
 
     def as_of(self, t_s: float, node_ids: Optional[Iterable[str]] = None) -> MemorySnapshot:
@@ -187,8 +196,9 @@ class SpatialMemory:
 
     def _as_of(self, t_s: float, node_ids: Optional[Iterable[str]] = None) -> MemorySnapshot:
         """The memory as it was at ``t_s``. With ``node_ids`` the graph holds only those objects, their
-        neighbours, the places and the ego node (a cheap subgraph for one question); ``objects`` always
-        lists every object known at t_s, built lazily on access."""
+        neighbours, their places, the wearer's place and the ego node (a cheap subgraph for one question);
+        ``objects`` always lists every object known at t_s, each built on access; the graph is built on first
+        access (docs/memory.md, Query cost)."""
         t_s = float(t_s)
         wanted = None if node_ids is None else tuple(sorted(set(node_ids)))
         key = ("snap", t_s, wanted)
@@ -197,16 +207,21 @@ class SpatialMemory:
         if len(self._cache) > 256:  # views of many different times: keep the cache bounded
             self._cache.clear()
         n = self.ego.n_frames_at(t_s)
-        recs, table = self._table_at(n)
+        recs = self._known_at(n)
         ego = self._ego_at(n)
         views = ViewLog(ego, self.ego.K.view(n), self.cfg.gone)
         objects = LazyObjects(recs, t_s, self.objects.labels, self.places.place_of_frame, views)
         places = self._places_at(n)
-        graph = build_graph(table, places, ego, self.places.place_of_frame(n - 1), wanted)
+        current_place = self.places.place_of_frame(n - 1)
+
+        def graph():
+            with self._cache_lock:
+                return build_graph(self._table_at(n), places, ego, current_place, wanted)
+
         up = self.up_world if self.up_world is not None else np.array([0.0, 0.0, 1.0])
         labels = self.objects.labels
         changes = LazyChanges(recs, t_s, lambda rec: labels[rec.state_at(t_s).label_id], views.last_view_before)
-        snap = MemorySnapshot(t_s, objects, places, ego, graph, up.copy(), changes)
+        snap = MemorySnapshot(t_s, objects, places, ego, LazyGraph(graph), up.copy(), changes)
         self._cache[key] = snap
         return snap
 

@@ -4,7 +4,8 @@ few vectorised operations instead of a Python loop over every object (the query 
 Two append-only logs: every object state row (time, object, position, label, presence) and every
 observation (object, ego frame position). ``rows_at`` takes, per object, the last entry of each with
 time <= t. A state row rewritten within its own frame (several changes in one frame) is rewritten
-here too; rows of earlier frames never change, so a view of the past stays valid.
+here too; rows of earlier frames never change, so a view of the past stays valid. ``known_at`` lists the
+objects known at t from each object's first row time alone (no pass over the rows).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ class Timeline:
         self.obs_rec = GrowArray(np.int32)
         self.obs_frame = GrowArray(np.int32)
         self._last_row: dict[int, int] = {}  # record index -> its latest state row here
+        self.first_t = np.full(16, np.inf)  # record index -> time of its first state row (inf: none yet)
 
     def on_state(self, rec_index: int, st: State, replaced: bool) -> None:
         if replaced:
@@ -44,6 +46,11 @@ class Timeline:
             self.st_label.set(i, st.label_id)
             self.st_present.set(i, st.present)
             return
+        if rec_index not in self._last_row:
+            if rec_index >= len(self.first_t):
+                self.first_t = np.concatenate([self.first_t, np.full(max(rec_index + 1, 2 * len(self.first_t))
+                                                                     - len(self.first_t), np.inf)])
+            self.first_t[rec_index] = st.t_s
         self._last_row[rec_index] = len(self.st_t)
         self.st_t.append(st.t_s)
         self.st_rec.append(rec_index)
@@ -68,6 +75,12 @@ class Timeline:
         np.maximum.at(last_frame, self.obs_rec.view(k_obs), self.obs_frame.view(k_obs))
         return Rows(idx, self.st_pos.view()[rows], self.st_label.view()[rows], self.st_present.view()[rows],
                     last_frame[idx])
+
+    def known_at(self, t_s: float, merged_t: np.ndarray) -> np.ndarray:
+        """Record indices (ascending) of the objects ``rows_at(t_s, ...)`` lists: a state row <= t_s and not
+        merged away by t_s."""
+        first = self.first_t[: len(merged_t)]
+        return np.flatnonzero((first <= t_s) & (merged_t[: len(first)] > t_s))
 
     def rebuild(self, records: Sequence[ObjectRecord]) -> None:
         """Refill both logs from the records' own logs (after loading a saved memory)."""

@@ -4,13 +4,13 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Optional
+from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
 from .config import GoneConfig
 from .objects import ObjectRecord
-from .snapshot import EgoTrack, ObjectNode
+from .snapshot import EgoTrack, ObjectNode, record_index
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,8 +74,38 @@ def object_node(rec: ObjectRecord, t_s: float, labels: list[str],
     )
 
 
+class KnownRecords(Mapping[str, ObjectRecord]):
+    """node id -> record of the objects known at one time, over the record list and their indices (ascending):
+    made from the index array with one vectorised step, never a dict of every object."""
+
+    def __init__(self, records: Sequence[ObjectRecord], index: np.ndarray) -> None:
+        self._records, self.index = records, index
+        self._known = np.zeros(int(index[-1]) + 1 if len(index) else 0, bool)
+        self._known[index] = True
+
+    def position(self, node_id: object) -> int:
+        """The record index of ``node_id`` if that object is known here, else -1."""
+        i = record_index(node_id)
+        return i if 0 <= i < len(self._known) and self._known[i] else -1
+
+    def __getitem__(self, node_id: str) -> ObjectRecord:
+        i = self.position(node_id)
+        if i < 0:
+            raise KeyError(node_id)
+        return self._records[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return (f"o{i}" for i in self.index.tolist())
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __contains__(self, node_id: object) -> bool:
+        return self.position(node_id) >= 0
+
+
 class LazyObjects(Mapping[str, ObjectNode]):
-    """node id -> ObjectNode, each built on first access (a snapshot of 2,000 objects stays cheap)."""
+    """node id -> ObjectNode, each built on first access (a snapshot of 10,000 objects stays cheap)."""
 
     def __init__(self, records: Mapping[str, ObjectRecord], t_s: float, labels: list[str],
                  place_of: Callable[[int], Optional[str]], views: ViewLog) -> None:

@@ -33,7 +33,7 @@ def build_context(question: str, options: Sequence[str], snapshot: MemorySnapsho
                   just_now_s: float = 10.0, image_loader: Optional[ImageLoader] = None,
                   parser: Optional[ParserConfig] = None, rooms: RoomConfig = ROOMS) -> QueryContext:
     place_tags = sorted({tag for tag in snapshot.ego.scene_tags if tag} | {p.tag for p in snapshot.places.values()})
-    vocab.add_labels(n.label for n in snapshot.objects.values())
+    vocab.add_labels({n.label for n in snapshot.objects.values()})  # each label once (10,000 objects, a few labels)
     intent = parse_question(question, options, vocab, embedder, settings=parser)
     matches = retrieve(intent, snapshot, embedder)
     nodes = [snapshot.objects[m.node_id] for m in (matches[0] if matches else [])]
