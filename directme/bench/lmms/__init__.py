@@ -13,6 +13,7 @@ MODEL_CLASS = "directme.bench.lmms.model.DirectmeLMM"
 
 def manifest():
     """The ``lmms_eval.models`` entry point: lmms-eval's manifest of the ``directme`` model."""
-    from lmms_eval.models.registry_v2 import ModelManifest
+    from ..._compat.torchvision_cpu import import_torch_stack
 
-    return ModelManifest(model_id=MODEL_NAME, simple_class_path=MODEL_CLASS)
+    registry = import_torch_stack("lmms_eval.models.registry_v2", extra="lmms", package="lmms-eval")
+    return registry.ModelManifest(model_id=MODEL_NAME, simple_class_path=MODEL_CLASS)

@@ -19,22 +19,19 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from loguru import logger as eval_logger
-from tqdm import tqdm
-
-from lmms_eval.api.instance import Instance
-from lmms_eval.api.model import lmms
-
+from ..._compat.torchvision_cpu import import_torch_stack
 from ...config import AgentConfig
 from ...errors import InvalidInputError
 from .prompt import benchmark_answer, read_prompt
 from .videos import AgentFactory, VideoMemories
 
+# lmms-eval imports torchvision: on CPU torch the registry's CUDA torchvision needs directme's fix first
+lmms = import_torch_stack("lmms_eval.api.model", extra="lmms", package="lmms-eval").lmms
+Instance = import_torch_stack("lmms_eval.api.instance", extra="lmms", package="lmms-eval").Instance
+from loguru import logger as eval_logger  # noqa: E402  (lmms-eval's logger; installed with it)
+from tqdm import tqdm  # noqa: E402
+
 DEFAULT_CACHE_DIR = "~/.cache/directme/lmms"
-
-
-def _flag(value: Any) -> bool:
-    return value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 class DirectmeLMM(lmms):
