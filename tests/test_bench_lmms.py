@@ -145,7 +145,8 @@ def test_vsi_questions_have_simulator_ground_truth():
 def test_offline_task_runs_end_to_end_in_lmms_eval(tmp_path):
     """simtask writes the task; `python -m directme.bench.lmms` (lmms-eval's CLI) runs it with oracle
     perception and prints lmms-eval's table with VSI-Bench's per-kind metrics."""
-    pytest.importorskip("lmms_eval", reason="lmms-eval not installed: `make setup` installs it (requirements/stack.txt)")
+    pytest.importorskip("lmms_eval", reason="lmms-eval not installed: `make setup` installs it (requirements/stack.txt "
+                                            "since directme[lmms]); CI runs this test in `make test`")
     from importlib.metadata import entry_points
 
     from directme.bench.lmms import manifest

@@ -97,6 +97,8 @@ class DirectmeLMM(lmms):
                 eval_logger.info(f"directme: empty answer to {prompt.question!r} on {video}: {why}")
             out[i] = text
             self.cache_hook.add_partial("generate_until", (context, requests[i].args[1]), text)
+        eval_logger.info(f"directme rank {self.rank}: {len(requests)} questions; streamed "
+                         f"{len(self.memories.videos_streamed)} videos ({self.memories.frames_streamed} frames) so far")
         if self.empty_answers:
             eval_logger.warning(f"directme: {self.empty_answers} empty answers so far (scored as wrong; reasons "
                                 "at INFO level)")

@@ -34,7 +34,8 @@ METRIC_OF_KIND = {
     **{k: "object_rel_direction_accuracy" for k in DIRECTION_LEVELS},
 }
 # VSI-Bench's prompt lines (its task yaml's lmms_eval_specific_kwargs)
-PROMPT_KWARGS = {"pre_prompt": "", "mca_post_prompt": "Answer with the option's letter from the given choices directly.",
+PROMPT_KWARGS = {"pre_prompt": "",
+                 "mca_post_prompt": "Answer with the option's letter from the given choices directly.",
                  "na_post_prompt": "Please answer the question using a single word or phrase."}
 
 
