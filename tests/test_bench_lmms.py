@@ -66,6 +66,18 @@ def test_prompt_matches_lmms_eval_formatting():
     assert num.answer_type is AnswerType.NUMBER and num.options == ()
 
 
+def test_model_refuses_likelihoods_and_unknown_args():
+    pytest.importorskip("lmms_eval", reason="lmms-eval not installed (make setup)")
+    from directme.bench.lmms.model import DirectmeLMM
+
+    model = DirectmeLMM.create_from_arg_string("perception=oracle,cache_dir=none,fps=2", {"batch_size": 1})
+    assert (model.rank, model.world_size, model.memories.cache_dir) == (0, 1, None)
+    with pytest.raises(NotImplementedError, match="generate_until"):
+        model.loglikelihood([])
+    with pytest.raises(InvalidInputError, match="unknown --model_args"):
+        DirectmeLMM(perceptoin="oracle")
+
+
 def test_answers_are_written_as_the_benchmark_scores_them():
     mc = read_prompt(MC_PROMPT)
     assert benchmark_answer(Answer("q", 1.0, "C. left", letter="C"), mc) == ("C", "")
