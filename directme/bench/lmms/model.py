@@ -12,6 +12,7 @@ when the config has one) comes back empty, scored as wrong, with the reason logg
     fps=1.0              stream rate of real videos
     ask_at=end           end of video, or the name of a document field holding the question time in seconds
     cache_dir=DIR        saved memories (default ~/.cache/directme/lmms; "none": RAM only)
+    lock_wait_s=3600     how long a rank waits for another rank streaming the same video into the cache
 Data parallel as lmms-eval's own models: under ``accelerate launch --num_processes N`` each process is one
 rank with its own Agent; lmms-eval gives each rank its share of the documents.
 """
