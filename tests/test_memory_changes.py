@@ -208,7 +208,7 @@ def test_a_place_read_empty_after_the_wearer_stood_beside_it_is_a_removal_at_onc
 
 def _drifted(boxes, n, t0, shift_m, track_ids):
     from directme.geometry import Pose
-    from directme.memory.relocalize import with_pose
+    from directme.memory.pose import with_pose
 
     shift = Pose.from_Rt(np.eye(3), np.array([0.0, shift_m, 0.0]))  # sideways to the view
     return [with_pose(fp, Pose(shift.matrix @ fp.frame.T_world_cam.matrix))

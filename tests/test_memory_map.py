@@ -192,7 +192,7 @@ def test_a_live_track_keeps_its_node_against_a_drift_allowance_match():
     0.6 + 0.05 * 22 = 1.7 m), would match it only through its drift allowance, which does not override the
     track. A different label on that frame (a confused detection) does not change this."""
     from directme.geometry import Pose
-    from directme.memory.relocalize import with_pose
+    from directme.memory.pose import with_pose
 
     a, b = Box(1, "vase", (0.0, 0.0, 0.15), (0.3, 0.3, 0.3)), Box(2, "vase", (0.0, 2.0, 0.15), (0.3, 0.3, 0.3))
     eye = look_at((3.0, 0.0, 1.6), (0.0, 0.0, 0.3))

@@ -1,5 +1,5 @@
-"""The memory's vertical (heading.UpEstimator) and the drift correction an object's last sighting was lifted with
-(DriftCorrector.since_seen)."""
+"""The memory's vertical (pose.vertical.VerticalEstimator) and the drift correction an object's last sighting was
+lifted with (PoseCorrector.since_seen)."""
 import math
 
 import numpy as np
@@ -8,8 +8,8 @@ import pytest
 from directme._atomic import StateError
 from directme.geometry import rotation_about_axis
 from directme.memory import MemoryConfig, SpatialMemory
-from directme.memory.drift import DriftCorrector
-from directme.memory.heading import estimate_up, surface_normals_w
+from directme.memory.pose import PoseCorrector
+from directme.memory.pose.vertical import VerticalEstimator, estimate_up, surface_normals_w
 
 sim = pytest.importorskip("directme.sim")
 from directme.sim.oracle import OraclePerception  # noqa: E402
@@ -49,20 +49,20 @@ def test_the_vertical_is_pooled_over_the_first_seconds_and_heading_and_scan_wait
     assert first_tilt > 5.0
     for fp in fps:
         mem.update(fp)
-        v = mem.drift.vertical_est
+        v = mem.pose.vertical
         if fp.t_s < cfg.heading.up_window_s:
-            assert v.up is None and mem.drift.heading.up is None and len(mem.drift.scan.grid) == 0
-    up = mem.drift.vertical_est.up
+            assert v.up is None and mem.pose.heading.up is None and len(mem.pose.scan.grid) == 0
+    up = mem.pose.vertical.up
     assert up is not None and _deg(up, UP) < 1.5, (_deg(up, UP), first_tilt)
-    assert np.allclose(mem.drift.heading.up, up) and np.allclose(mem.drift.scan.up, up)
-    assert len(mem.drift.scan.grid) > 0
+    assert np.allclose(mem.pose.heading.up, up) and np.allclose(mem.pose.scan.up, up)
+    assert len(mem.pose.scan.grid) > 0
 
 
 def test_a_given_vertical_is_used_at_once():
     fps = _frames(0, 2)
     mem = SpatialMemory(MemoryConfig().replace(up_world=(0.0, 0.0, 1.0)))
     mem.update(fps[0])
-    assert np.allclose(mem.drift.vertical_est.up, UP) and np.allclose(mem.drift.scan.up, UP)
+    assert np.allclose(mem.pose.vertical.up, UP) and np.allclose(mem.pose.scan.up, UP)
 
 
 def test_a_save_while_the_vertical_is_estimated_goes_on_as_if_never_saved():
@@ -70,18 +70,18 @@ def test_a_save_while_the_vertical_is_estimated_goes_on_as_if_never_saved():
     a = SpatialMemory()
     for fp in fps[:3]:
         a.update(fp)
-    assert a.drift.vertical_est.up is None and len(a.drift.vertical_est.normals) == 3
-    b_drift = DriftCorrector.from_state(a.cfg, a.drift.to_state(), a.drift.to_arrays())
-    assert np.array_equal(b_drift.vertical_est.to_array(), a.drift.vertical_est.to_array())
-    assert b_drift.vertical_est.times_s == a.drift.vertical_est.times_s
+    assert a.pose.vertical.up is None and len(a.pose.vertical.normals) == 3
+    b_vertical = VerticalEstimator.from_state(a.cfg, a.pose.vertical.to_state(), {})
+    assert np.array_equal(b_vertical.to_array(), a.pose.vertical.to_array())
+    assert b_vertical.times_s == a.pose.vertical.times_s
     for fp in fps[3:]:
         a.update(fp)
     b = SpatialMemory()
     for fp in fps:
         b.update(fp)
-    assert a.drift.vertical_est.up is not None
-    assert np.allclose(a.drift.vertical_est.up, b.drift.vertical_est.up)
-    assert a.drift.heading.ref_samples == b.drift.heading.ref_samples
+    assert a.pose.vertical.up is not None
+    assert np.allclose(a.pose.vertical.up, b.pose.vertical.up)
+    assert a.pose.heading.ref_samples == b.pose.heading.ref_samples
 
 
 def test_a_damaged_vertical_state_is_refused():
@@ -89,16 +89,16 @@ def test_a_damaged_vertical_state_is_refused():
     a = SpatialMemory()
     for fp in fps:
         a.update(fp)
-    meta, arrays = a.drift.to_state(), a.drift.to_arrays()
+    meta, arrays = a.pose.vertical.to_state()
     with pytest.raises(StateError, match="vertical"):
-        DriftCorrector.from_state(a.cfg, meta, {**arrays, "up_normals": arrays["up_normals"][:5]})
+        VerticalEstimator.from_state(a.cfg, (meta, {**arrays, "up_normals": arrays["up_normals"][:5]}), {})
     with pytest.raises(StateError, match="vertical"):
-        DriftCorrector.from_state(a.cfg, {**meta, "vertical": {**meta["vertical"], "hint": [0, 0, 0]}}, arrays)
+        VerticalEstimator.from_state(a.cfg, ({**meta, "hint": [0, 0, 0]}, arrays), {})
 
 
 def test_since_seen_is_the_correction_change_since_a_recent_sighting():
     cfg = MemoryConfig()
-    d = DriftCorrector(cfg)
+    d = PoseCorrector(cfg)
     d.frame_done(0.0)
     C0 = d.T_mem_input.copy()
     d.T_mem_input = np.eye(4)
@@ -112,7 +112,7 @@ def test_since_seen_is_the_correction_change_since_a_recent_sighting():
     for t in np.arange(2.0, 3 * w, 1.0):
         d.frame_done(float(t))
     assert len(d.recent) == 1  # nothing older is kept once no object can need it
-    off = DriftCorrector(MemoryConfig().replace(gone__odometry_window_s=0.0))
+    off = PoseCorrector(MemoryConfig().replace(gone__odometry_window_s=0.0))
     off.frame_done(0.0)
     off.T_mem_input = d.T_mem_input.copy()
     off.frame_done(1.0)

@@ -4,20 +4,27 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
 
 from .._atomic import StateError, column
-from ..geometry import Intrinsics, nearest_ground_distance_m
+from ..geometry import Intrinsics, Pose, default_up_world, nearest_ground_distance_m
 from .buffers import GrowArray, canonical_nans
+from .component import FrameStep, State
 from .snapshot import EgoTrack
+
+if TYPE_CHECKING:
+    from .config import MemoryConfig
 
 K_UNKNOWN = np.zeros(6, np.float32)  # intrinsics row of frames saved before they were logged
 
 
 class EgoLog:
-    """Per-frame columns of the wearer's track (memory world frame)."""
+    """The ego log component: per-frame columns of the wearer's track (memory world frame)."""
+
+    key = "ego"
+    section = None
 
     def __init__(self, up_world: Optional[np.ndarray] = None) -> None:
         self.t = GrowArray(np.float64)
@@ -35,6 +42,17 @@ class EgoLog:
     @property
     def latest_t_s(self) -> Optional[float]:
         return float(self.t[len(self.t) - 1]) if len(self.t) else None
+
+    def update(self, step: FrameStep) -> None:
+        """Log the frame under its final pose (``step.frame_pos``: its position); the distance walked comes from
+        the input poses (a correction's jump is not a step)."""
+        f = step.fp.frame
+        T = f.T_world_cam.matrix
+        if self.up_world is None:
+            self.up_world = default_up_world(Pose(T.astype(np.float32).astype(np.float64)))
+        n = len(self)
+        step_m = float(np.linalg.norm((step.C_before @ step.T_input)[:3, 3] - self.T[n - 1][:3, 3])) if n else 0.0
+        step.frame_pos = self.append(step.t_s, T, f.index, step.fp.scene_tag, f.intrinsics, step_m)
 
     def append(self, t_s: float, T_world_cam: np.ndarray, frame_index: int, tag: Optional[str],
                intrinsics: Intrinsics, step_m: float) -> int:
@@ -72,16 +90,17 @@ class EgoLog:
                         tuple(self.frame.view(n).tolist()))
 
     # ------------------------------------------------------------------ persistence
-    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def to_state(self) -> State:
         meta = {"tags": self.tags, "up_world": None if self.up_world is None else [float(v) for v in self.up_world]}
         arrays = {"ego_t": self.t.to_array(), "ego_T": self.T.to_array(), "ego_frame": self.frame.to_array(),
                   "ego_tag": self.tag.to_array(), "ego_K": self.K.to_array(),
                   "ego_path": np.array(self.path_m, np.float64)}
         return meta, canonical_nans(arrays)
 
-    @staticmethod
-    def from_state(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> "EgoLog":
+    @classmethod
+    def from_state(cls, cfg: "MemoryConfig", state: State, loaded: Mapping[str, Any]) -> "EgoLog":
         """The log saved by ``to_state``, checked (times and distance never decrease, tags in range)."""
+        meta, arrays = state
         up, tags = meta.get("up_world"), meta.get("tags")
         if up is not None and not (isinstance(up, list) and len(up) == 3 and all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in up)):
@@ -95,7 +114,7 @@ class EgoLog:
         column(arrays, "ego_path", n, finite=True, increasing=True)
         if "ego_K" in arrays:
             column(arrays, "ego_K", n, (6,), finite=True)
-        log = EgoLog(None if up is None else np.asarray(up, dtype=np.float64))
+        log = cls(None if up is None else np.asarray(up, dtype=np.float64))
         log.tags = list(tags)
         log.t, log.T = GrowArray.from_array(arrays["ego_t"]), GrowArray.from_array(arrays["ego_T"])
         log.frame, log.tag = GrowArray.from_array(arrays["ego_frame"]), GrowArray.from_array(arrays["ego_tag"])
