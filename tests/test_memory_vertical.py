@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from directme._atomic import StateError
+from directme.errors import InvalidInputError
 from directme.geometry import rotation_about_axis
 from directme.memory import MemoryConfig, SpatialMemory
 from directme.memory.pose import PoseCorrector
@@ -40,7 +41,7 @@ def test_estimate_up_finds_the_vertical_from_a_tilted_hint():
 @pytest.mark.parametrize("seed", [0, 2, 5])
 def test_the_vertical_is_pooled_over_the_first_seconds_and_heading_and_scan_wait_for_it(seed):
     """Seeds whose first view shows too little floor to refine the first camera's -y (tilted 10-15 degrees by the
-    wearer's pitch): the estimate waits for ``heading.up_window_s`` and then lies within 1.5 degrees of the truth;
+    wearer's pitch): the estimate waits for ``vertical.window_s`` and then lies within 1.5 degrees of the truth;
     before it, neither the heading filter nor the scan registration has done anything."""
     fps = _frames(seed, 12)
     cfg = MemoryConfig()
@@ -50,19 +51,44 @@ def test_the_vertical_is_pooled_over_the_first_seconds_and_heading_and_scan_wait
     for fp in fps:
         mem.update(fp)
         v = mem.pose.vertical
-        if fp.t_s < cfg.heading.up_window_s:
-            assert v.up is None and mem.pose.heading.up is None and len(mem.pose.scan.grid) == 0
+        if fp.t_s < cfg.vertical.window_s:
+            assert v.up is None and mem.pose.heading.ref_samples == [] and len(mem.pose.scan.grid) == 0
     up = mem.pose.vertical.up
     assert up is not None and _deg(up, UP) < 1.5, (_deg(up, UP), first_tilt)
-    assert np.allclose(mem.pose.heading.up, up) and np.allclose(mem.pose.scan.up, up)
     assert len(mem.pose.scan.grid) > 0
+
+
+def test_the_memory_has_one_vertical_known_causally():
+    """Answers, ground distances and lifting read the estimator: the snapshot's up at t is the first camera's -y
+    before the estimate settles and the estimate from then on (``as_of``: what was known at t, never later)."""
+    fps = _frames(0, 12)
+    mem = SpatialMemory()
+    for fp in fps:
+        mem.update(fp)
+    v = mem.pose.vertical
+    assert v.settled_s is not None and fps[0].t_s < v.settled_s <= fps[-1].t_s
+    first_up = -fps[0].frame.T_world_cam.R[:, 1]
+    before, after = mem.as_of(v.settled_s - 1e-6).up_world, mem.as_of(v.settled_s).up_world
+    assert np.allclose(before, first_up) and _deg(before, UP) > 5.0  # the wearer's pitch
+    assert np.array_equal(after, v.up) and _deg(after, UP) < 1.5
+    assert np.array_equal(mem.up_world, v.up) and np.array_equal(mem.as_of(fps[-1].t_s).up_world, v.up)
+    assert mem.pose.vertical.as_of(fps[0].t_s - 1.0) is None  # nothing known before the first frame
+
+
+def test_the_vertical_settings_are_one_section_and_the_old_keys_still_load():
+    with pytest.warns(DeprecationWarning, match=r"heading\.up_window_s -> vertical\.window_s"):
+        cfg = MemoryConfig.from_dict({"heading": {"up_window_s": 2.0, "up_min_normals": 10, "min_deg": 2.0}})
+    assert (cfg.vertical.window_s, cfg.vertical.min_normals, cfg.heading.min_deg) == (2.0, 10, 2.0)
+    assert MemoryConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(InvalidInputError, match="refine_cones_deg"):
+        MemoryConfig().replace(vertical__refine_cones_deg=[15.0, -1.0])
 
 
 def test_a_given_vertical_is_used_at_once():
     fps = _frames(0, 2)
     mem = SpatialMemory(MemoryConfig().replace(up_world=(0.0, 0.0, 1.0)))
     mem.update(fps[0])
-    assert np.allclose(mem.pose.vertical.up, UP) and np.allclose(mem.pose.scan.up, UP)
+    assert np.allclose(mem.pose.vertical.up, UP) and np.allclose(mem.up_world, UP)
 
 
 def test_a_save_while_the_vertical_is_estimated_goes_on_as_if_never_saved():

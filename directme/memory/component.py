@@ -58,8 +58,7 @@ class FrameStep:
     objects: "ObjectStore"
     ego: "EgoLog"
     pose: "PoseCorrector"
-    lift: Callable[[FramePerception, Optional[np.ndarray]], list]  # instances -> observations (ingest.py)
-    lift_up: Optional[np.ndarray]  # the vertical the instances are lifted with (the ego log's before this frame)
+    lift: Callable[[FramePerception, np.ndarray], list]  # instances, vertical -> observations (ingest.py)
     C_before: np.ndarray = field(init=False)  # the correction before this frame
     up: Optional[np.ndarray] = None  # the vertical the pose stages work about (None while being estimated)
     settled_frames: Optional[list] = None  # the frames the vertical was estimated on, when it settled just now
@@ -86,6 +85,13 @@ class FrameStep:
         return self.pose.T_mem_input @ self.T_input
 
     @property
+    def up_world(self) -> np.ndarray:
+        """The memory's vertical as of this frame (pose/vertical.py; once the vertical stage has taken the frame)."""
+        up = self.pose.vertical.as_of(self.t_s)
+        assert up is not None, "the vertical stage takes every frame first"
+        return up
+
+    @property
     def fp(self) -> FramePerception:
         """The frame with its pose under the current correction (the input's own while there is none)."""
         if self._fp is None:
@@ -100,5 +106,5 @@ class FrameStep:
     def observations(self) -> "list[Obs]":
         """This frame's instances lifted to world points under the current correction (lifted once per pose)."""
         if self._obs is None:
-            self._obs = self.lift(self.fp, self.lift_up)
+            self._obs = self.lift(self.fp, self.up_world)
         return self._obs

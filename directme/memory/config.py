@@ -153,6 +153,32 @@ class RelocalisationConfig:
 
 
 @dataclass(frozen=True)
+class VerticalConfig:
+    """The memory's one vertical (pose/vertical.py), when ``MemoryConfig.up_world`` does not give it: estimated from
+    the surface normals of the first seconds; answers, ground distances, heading, scan and relocalisation use it."""
+
+    grid_cols: int = 64  # surface normals on a grid of about this many columns of the depth map
+    normals_per_frame: int = 1000  # about this many of a frame's normals are kept (an even subset)
+    refine_max_deg: float = 30.0  # normals this close to the first camera's up are floor / table / ceiling normals
+    refine_cones_deg: tuple[float, ...] = (15.0, 8.0, 4.0)  # then in cones this narrow about the estimate, step by step
+    min_cone_normals: int = 50  # a cone with fewer horizontal-surface normals ends the narrowing (walls alone leave it free)
+    window_s: float = 5.0  # the vertical is estimated from the surfaces of the first this many seconds ...
+    min_normals: int = 1000  # ... once that many floor / table / ceiling normals are in (heading and scan wait for it) ...
+    max_wait_s: float = 30.0  # ... or from what there is after this long
+
+    def __post_init__(self) -> None:
+        _check(self, positive=("refine_max_deg", "max_wait_s"),
+               at_least_one=("grid_cols", "normals_per_frame", "min_normals", "min_cone_normals"),
+               non_negative=("window_s",))
+        cones = self.refine_cones_deg
+        if not isinstance(cones, (tuple, list)) or not all(
+                isinstance(c, (int, float)) and not isinstance(c, bool) and 0 < c <= 90 for c in cones):
+            raise InvalidInputError(f"{_path(self, 'refine_cones_deg')} must be angles in (0, 90] degrees, got "
+                                    f"{cones!r:.80}")
+        object.__setattr__(self, "refine_cones_deg", tuple(float(c) for c in cones))
+
+
+@dataclass(frozen=True)
 class HeadingConfig:
     """Heading drift corrected from the dominant directions of walls and furniture (heading.py)."""
 
@@ -166,15 +192,12 @@ class HeadingConfig:
     drift_deg_per_min: float = 1.0  # ... and the odometry heading's random walk (process noise)
     min_deg: float = 1.0  # the filtered offset is applied when at least this large and this certain
     vertical_max_cos: float = 0.25  # a normal with |n . up| below this is on a vertical surface
-    up_refine_max_deg: float = 30.0  # normals this close to the given up are floor / table / ceiling normals
-    up_window_s: float = 5.0  # the vertical (when not given) is estimated from the surfaces of the first this many seconds ...
-    up_min_normals: int = 1000  # ... once that many floor / table / ceiling normals are in (heading and scan wait for it) ...
-    up_max_wait_s: float = 30.0  # ... or from what there is after this long
+    min_vertical_normals: int = 100  # a frame with fewer normals on vertical surfaces shows no structure heading
 
     def __post_init__(self) -> None:
-        _check(self, positive=("max_deg", "noise_deg", "drift_deg_per_min", "up_refine_max_deg", "up_max_wait_s"),
-               at_least_one=("grid_cols", "ref_frames", "up_min_normals"), unit=("min_strength", "vertical_max_cos"),
-               non_negative=("min_deg", "interval_s", "up_window_s"))
+        _check(self, positive=("max_deg", "noise_deg", "drift_deg_per_min"),
+               at_least_one=("grid_cols", "ref_frames", "min_vertical_normals"),
+               unit=("min_strength", "vertical_max_cos"), non_negative=("min_deg", "interval_s"))
 
 
 @dataclass(frozen=True)
@@ -340,7 +363,7 @@ def _pair(v: object) -> bool:
 
 
 _SECTIONS = {"map": MapConfig, "association": AssociationConfig, "relocalisation": RelocalisationConfig,
-             "heading": HeadingConfig, "scan": ScanConfig, "keyframes": KeyframeConfig, "gone": GoneConfig, "places": PlacesConfig}
+             "vertical": VerticalConfig, "heading": HeadingConfig, "scan": ScanConfig, "keyframes": KeyframeConfig, "gone": GoneConfig, "places": PlacesConfig}
 _SECTION_OF = {cls: name for name, cls in _SECTIONS.items()}
 
 # flat keys of the format before the sections (saved configs and old code): key -> (section, field)
@@ -363,6 +386,10 @@ _FLAT: dict[str, tuple[str, str]] = {
     "edge_knn": ("places", "edge_knn"),
 }
 
+# fields that moved to another section: (old section, old field) -> (section, field); read with a DeprecationWarning
+_MOVED: dict[tuple[str, str], tuple[str, str]] = {
+    ("heading", f"up_{k}"): ("vertical", k) for k in ("refine_max_deg", "window_s", "min_normals", "max_wait_s")}
+
 # fields that no longer exist (the gone-frame counter and view cone became the presence belief): read from
 # older saves, ignored with a DeprecationWarning
 _RETIRED: dict[str, frozenset[str]] = {"gone": frozenset({"frames", "view_half_fov_deg", "view_range_m"})}
@@ -377,12 +404,13 @@ class MemoryConfig:
     map: MapConfig = field(default_factory=MapConfig)
     association: AssociationConfig = field(default_factory=AssociationConfig)
     relocalisation: RelocalisationConfig = field(default_factory=RelocalisationConfig)
+    vertical: VerticalConfig = field(default_factory=VerticalConfig)
     heading: HeadingConfig = field(default_factory=HeadingConfig)
     scan: ScanConfig = field(default_factory=ScanConfig)
     keyframes: KeyframeConfig = field(default_factory=KeyframeConfig)
     gone: GoneConfig = field(default_factory=GoneConfig)
     places: PlacesConfig = field(default_factory=PlacesConfig)
-    up_world: Optional[tuple[float, float, float]] = None  # world up; None: -y axis of the first camera
+    up_world: Optional[tuple[float, float, float]] = None  # world up, when known; None: estimated (memory.vertical)
 
     def __post_init__(self) -> None:
         for name, cls in _SECTIONS.items():
@@ -439,6 +467,10 @@ class MemoryConfig:
             else:
                 raise InvalidInputError(f"unknown MemoryConfig key {describe(key)} in {path}; sections: "
                                         f"{sorted(_SECTIONS)} and up_world (docs/memory.md lists every field)")
+        for (section, name), (new_section, new_name) in _MOVED.items():
+            if name in nested[section]:
+                nested[new_section].setdefault(new_name, nested[section].pop(name))
+                old.append(f"{section}.{name} -> {new_section}.{new_name}")
         for name, retired in _RETIRED.items():
             for gone in sorted(set(nested[name]) & retired):
                 del nested[name][gone]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..geometry import default_up_world, mask_box
+from ..geometry import mask_box
 from ..types import Frame, FramePerception
 from .config import MemoryConfig
 from .appearance import update_colour
@@ -78,14 +78,14 @@ def _check_embeddings(fp: FramePerception, dim: Optional[int]) -> Optional[int]:
     return dim
 
 
-def lift_instances(fp: FramePerception, objs: ObjectStore, up_world: Optional[np.ndarray]) -> list[Obs]:
-    """World points of each instance (strided); instances with too few valid points are skipped."""
+def lift_instances(fp: FramePerception, objs: ObjectStore, up_world: np.ndarray) -> list[Obs]:
+    """World points of each instance (strided; thin objects seen edge-on thickened across ``up_world``);
+    instances with too few valid points are skipped."""
     cfg, f = objs.cfg, fp.frame
     lift = FrameLift.compute(f.depth_m, f.intrinsics, f.T_world_cam, cfg.map.pixel_stride, cfg.map.max_depth_m)
-    up = up_world if up_world is not None else default_up_world(f.T_world_cam)
     out = []
     for inst in fp.instances:
-        pts = lift.instance_points(inst.mask, up)
+        pts = lift.instance_points(inst.mask, up_world)
         if len(pts) < cfg.map.min_points:
             log.debug("frame %d t=%.3fs: instance %d (%s) skipped: %d valid points < min_points=%d",
                       f.index, f.t_s, inst.track_id, inst.label, len(pts), cfg.map.min_points)
@@ -103,7 +103,7 @@ def ingest_frame(objs: ObjectStore, step: FrameStep) -> None:
     """This frame's observations matched to the objects (association.py) and applied - new objects, moves,
     carried objects, keyframes - duplicates merged, and the presence belief updated from what the frame shows
     and does not show (presence.py); ``step.matched_track_ids``: the tracker ids of the instances used."""
-    fp, t, ego, pose, cfg = step.fp, step.t_s, step.ego, step.pose, objs.cfg
+    fp, t, ego, pose, cfg, up = step.fp, step.t_s, step.ego, step.pose, objs.cfg, step.up_world
     obs = step.observations()
     a = cfg.association
     search = max(a.reentry_radius_m, a.max_reentry_m, a.search_min_m)
@@ -117,7 +117,7 @@ def ingest_frame(objs: ObjectStore, step: FrameStep) -> None:
     for m in matches:  # a new object confirmed just now may be one the wearer carried here
         rec = objs.tracked(m.obs.inst.track_id)
         if rec is not None and rec.obs_t[-1] == t:
-            link_carried(rec, objs, t, ego.nearest_since)
+            link_carried(rec, objs, t, lambda i, p, until=math.inf: ego.nearest_since(i, p, up, until))
     seen: dict[int, float] = {}  # surviving record index -> best score of its sightings this frame
     for m in matches:
         rec = objs.tracked(m.obs.inst.track_id)
@@ -127,7 +127,7 @@ def ingest_frame(objs: ObjectStore, step: FrameStep) -> None:
     seen_here = [(m.obs.label_id, m.obs.centre_w, objs.tracked(m.obs.inst.track_id).index) for m in matches]
     stand_ins: list[tuple[ObjectRecord, int]] = []
     settle_gone(views_without(fp, seen, objs, seen_here, walked, stand_ins,
-                              lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position),
+                              lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position, up),
                               lambda rec: pose.since_seen(rec.last_seen_s, t)),
                 objs, t)
     fold_stand_ins(stand_ins, objs, t)

@@ -140,9 +140,10 @@ def _split_flat(meta: dict[str, Any], arrays: dict[str, np.ndarray], images: dic
     """Each component's state in a save of formats 1-3 (one flat metadata dict; arrays and images under plain
     names, each component's distinct): what each component reads now, from the keys it was saved under then."""
     heading = {**meta.get("heading", {}), "corrections": meta.get("heading_corrections", [])}
-    vertical = meta.get("vertical")
-    if vertical is None:  # saved before the estimator: the heading filter's vertical was it
-        vertical = {"up": heading["up"]} if heading.get("up") is not None else {}
+    vertical = meta.get("vertical") or {}
+    if vertical.get("up") is None and vertical.get("hint") is None:  # the estimator never ran (or predates it):
+        up = heading.get("up") if heading.get("up") is not None else meta.get("up_world")  # the vertical used then
+        vertical = {"up": up} if up is not None else {}
     return {
         "vertical": (vertical, arrays), "heading": (heading, {}), "scan": (meta.get("scan", {}), arrays),
         "relocalisation": ({"pairs": meta.get("reloc_pairs", []), "used": meta.get("reloc_used", []),

@@ -32,7 +32,7 @@ class SpatialMemory:
     def __init__(self, config: Optional[MemoryConfig] = None) -> None:
         self.cfg = config or MemoryConfig()
         self.objects = ObjectStore(self.cfg)
-        self.ego = EgoLog(None if self.cfg.up_world is None else np.asarray(self.cfg.up_world, dtype=np.float64))
+        self.ego = EgoLog()
         self.pose = PoseCorrector(self.cfg)
         self.places = PlaceClusterer(self.cfg.places.eps_m)
         self._cache: dict = {}
@@ -52,8 +52,9 @@ class SpatialMemory:
 
     @property
     def up_world(self) -> Optional[np.ndarray]:
-        """The world's up direction (None before the first frame unless configured)."""
-        return self.ego.up_world
+        """The world's up direction as known now (pose/vertical.py; None before the first frame unless configured)."""
+        t = self.latest_t_s
+        return self.pose.vertical.as_of(-math.inf if t is None else t)
 
     @property
     def T_mem_input(self) -> np.ndarray:
@@ -78,14 +79,14 @@ class SpatialMemory:
 
         Invalid input raises InvalidInputError before anything changes."""
         self.check(fp)
-        step = FrameStep(fp, self.objects, self.ego, self.pose, lift=self._lift, lift_up=self.ego.up_world)
+        step = FrameStep(fp, self.objects, self.ego, self.pose, lift=self._lift)
         for component in self.components:
             component.update(step)
         with self._cache_lock:
             self._cache.clear()
         return {tid: self.objects.tracked(tid).node_id for tid in step.matched_track_ids}
 
-    def _lift(self, fp: FramePerception, up_world: Optional[np.ndarray]) -> list:
+    def _lift(self, fp: FramePerception, up_world: np.ndarray) -> list:
         return lift_instances(fp, self.objects, up_world)
 
     def check(self, fp: FramePerception, after_t_s: Optional[float] = None,
@@ -151,7 +152,8 @@ class SpatialMemory:
         objects = LazyObjects(recs, t_s, self.objects.labels, self.places.place_of_frame, views)
         places = self._places_at(n)
         graph = build_graph(table, places, ego, self.places.place_of_frame(n - 1), wanted)
-        up = self.up_world if self.up_world is not None else np.array([0.0, 0.0, 1.0])
+        up = self.pose.vertical.as_of(t_s)
+        up = np.array([0.0, 0.0, 1.0]) if up is None else up
         labels = self.objects.labels
         changes = LazyChanges(recs, t_s, lambda rec: labels[rec.state_at(t_s).label_id], views.last_view_before)
         snap = MemorySnapshot(t_s, objects, places, ego, graph, up.copy(), changes)

@@ -56,7 +56,7 @@ class StructureHeading:
     n_normals: int
 
 
-def dominant_heading(normals_w: np.ndarray, up: np.ndarray, min_normals: int = 100,
+def dominant_heading(normals_w: np.ndarray, up: np.ndarray, min_normals: int = HeadingConfig.min_vertical_normals,
                      vertical_max_cos: float = HeadingConfig.vertical_max_cos) -> Optional[StructureHeading]:
     """The structure heading of ``normals_w`` (None when fewer than ``min_normals`` lie on vertical surfaces)."""
     nw = normals_w[np.abs(normals_w @ up) < vertical_max_cos]
@@ -73,7 +73,6 @@ class HeadingTracker:
     """The heading stage (pose/): reference structure heading, a scalar Kalman filter of the offset from it, and
     the log of the turns applied (one per memory)."""
 
-    up: Optional[np.ndarray] = None  # the vertical the headings are measured about (refined when not given)
     ref_rad: Optional[float] = None
     ref_samples: list = field(default_factory=list)  # structure angles of the first structured frames
     offset_rad: float = 0.0  # filtered heading offset of the current correction
@@ -90,7 +89,7 @@ class HeadingTracker:
         """The turn about the vertical through the wearer that this frame's structure shows is due, or None (the
         reference is taken from the frames the vertical was estimated on, when it settles)."""
         cfg = self.cfg
-        if step.settled_frames is not None and cfg.heading.enabled and self.up is None:
+        if step.settled_frames is not None and cfg.heading.enabled:  # once, when the vertical settles
             self.reference_from(step.settled_frames[:-1], step.up, cfg)  # the last one: this frame, measured below
         if step.up is None or not cfg.heading.enabled:
             return None
@@ -101,35 +100,32 @@ class HeadingTracker:
         self.applied(yaw)
         self.corrections.append((step.t_s, math.degrees(yaw)))
         log.debug("t=%.3fs: heading corrected by %.2f deg from the scene structure", step.t_s, math.degrees(yaw))
-        return Correction(yaw, T[:3, 3], np.zeros(3), self.up)
+        return Correction(yaw, T[:3, 3], np.zeros(3), step.up)
 
     def observe(self, depth_m: np.ndarray, intrinsics: Intrinsics, T_world_cam: np.ndarray, t_s: float,
                 up: np.ndarray, cfg: MemoryConfig) -> Optional[float]:
-        """Measure one frame (pose in the memory frame) about the vertical ``up`` (kept from the first call:
-        ``VerticalEstimator``'s); returns the heading correction (radians about ``self.up``) to apply now, or None."""
+        """Measure one frame (pose in the memory frame) about the vertical ``up`` (``VerticalEstimator``'s); returns
+        the heading correction (radians about ``up``) to apply now, or None."""
         if self.last_t_s is not None and t_s - self.last_t_s < cfg.heading.interval_s:
             return None  # a frame's bias depends on what is in view: frames a moment apart repeat it
         normals = surface_normals_w(depth_m, intrinsics, T_world_cam[:3, :3], cfg.heading.grid_cols)
-        if self.up is None:
-            self.up = np.asarray(up, dtype=np.float64) / np.linalg.norm(up)
-        return self.measure(normals, t_s, cfg)
+        return self.measure(normals, t_s, up, cfg)
 
     def reference_from(self, frames: list[tuple[float, np.ndarray]], up: np.ndarray, cfg: MemoryConfig) -> None:
         """Take the reference from frames seen before the vertical was known (``VerticalEstimator.take_frames``: their
         normals in the memory frame of their time, with no heading correction yet), as ``observe`` would have."""
-        self.up = np.asarray(up, dtype=np.float64) / np.linalg.norm(up)
         for t_s, normals in frames:
             if self.ref_rad is not None:
                 break
-            self.measure(np.asarray(normals, dtype=np.float64), t_s, cfg)
+            self.measure(np.asarray(normals, dtype=np.float64), t_s, up, cfg)
 
-    def measure(self, normals: np.ndarray, t_s: float, cfg: MemoryConfig) -> Optional[float]:
-        """``observe`` on a frame's surface normals (memory frame) about ``self.up``."""
+    def measure(self, normals: np.ndarray, t_s: float, up: np.ndarray, cfg: MemoryConfig) -> Optional[float]:
+        """``observe`` on a frame's surface normals (memory frame) about ``up``."""
         if self.last_t_s is not None and t_s - self.last_t_s < cfg.heading.interval_s:
             return None
         if len(normals) == 0:
             return None
-        h = dominant_heading(normals, self.up, vertical_max_cos=cfg.heading.vertical_max_cos)
+        h = dominant_heading(normals, up, cfg.heading.min_vertical_normals, cfg.heading.vertical_max_cos)
         if h is None or h.strength < cfg.heading.min_strength:
             return None
         self.last_t_s = t_s
@@ -164,7 +160,7 @@ class HeadingTracker:
         self.offset_rad += yaw_rad
 
     def to_state(self) -> State:
-        return {"up": None if self.up is None else self.up.tolist(), "ref_rad": self.ref_rad,
+        return {"ref_rad": self.ref_rad,
                 "ref_samples": list(self.ref_samples), "offset_rad": self.offset_rad,
                 "var_rad2": self.var_rad2, "last_t_s": self.last_t_s,
                 "filter_t_s": self.filter_t_s, "corrections": [list(c) for c in self.corrections]}, {}
@@ -173,8 +169,7 @@ class HeadingTracker:
     def from_state(cls, cfg: MemoryConfig, state: State, loaded: Mapping[str, Any]) -> "HeadingTracker":
         d = state[0]
         try:
-            return cls(None if d.get("up") is None else np.asarray(d["up"], dtype=np.float64),
-                       d.get("ref_rad"), list(d.get("ref_samples", [])), float(d.get("offset_rad", 0.0)),
+            return cls(d.get("ref_rad"), list(d.get("ref_samples", [])), float(d.get("offset_rad", 0.0)),
                        float(d.get("var_rad2", 0.0)), d.get("last_t_s"), d.get("filter_t_s"),
                        [(float(t), float(y)) for t, y in d.get("corrections", [])], cfg)
         except (TypeError, ValueError) as e:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import numpy as np
 
 from ..._atomic import StateError
-from ...geometry import default_up_world, ground_basis, rotation_about_axis
+from ...geometry import ground_basis, rotation_about_axis
 from ..association import Obs, co_observed
 from ..component import FrameStep, State
 from ..config import MemoryConfig
@@ -112,8 +112,7 @@ class Relocaliser:
         obs, objects, ego, C = step.observations(), step.objects, step.ego, step.pose.T_mem_input
         if not obs or not self.add_frame(obs, step.t_s, step.fp.scene_tag, objects, ego, C):
             return None
-        up = step.pose.vertical.up if step.pose.vertical.up is not None else \
-            ego.up_world if ego.up_world is not None else default_up_world(step.fp.frame.T_world_cam)
+        up = step.up_world
         pivot_w = step.T_mem_cam[:3, 3]
         found = self.estimate(self.cfg, C, pivot_w, up)
         if found is None:

@@ -216,7 +216,6 @@ class ScanMatcher:
         self.points_cam: Optional[np.ndarray] = None  # this frame's scan points, until ``finish`` maps them
         self.corrections = 0  # frames whose pose it changed
         self.last = ""  # why the last frame was or was not registered (diagnostics, not saved)
-        self.up: Optional[np.ndarray] = None  # the vertical the grid is flattened along (fixed at the first frame)
         self.full = False  # the grid reached max_grid_cells (warned once)
 
     def register(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float,
@@ -303,31 +302,28 @@ class ScanMatcher:
 
     def update(self, step: FrameStep) -> Optional[Correction]:
         """The share (``scan.gain``) of the pose change that lays this frame's depth on the structure seen before,
-        or None; the vertical the structure is flattened along is fixed at its first frame (``step.up``: a tilted
-        vertical smears every wall's footprint by its height)."""
+        or None; the structure is flattened along the settled vertical (``step.up``; before it settles nothing is
+        registered or mapped: a tilted vertical smears every wall's footprint by its height)."""
         self.points_cam = None
         if step.up is None or not self.cfg.enabled:
             return None
         f, T, cfg = step.fp_input.frame, step.T_mem_cam, self.cfg
         self.points_cam = camera_points(f.depth_m, f.intrinsics, cfg)
-        if self.up is None:
-            self.up = np.asarray(step.up, dtype=np.float64) / np.linalg.norm(step.up)
-        found = self.register(self.points_cam, T, self.up, step.t_s, cfg)
+        found = self.register(self.points_cam, T, step.up, step.t_s, cfg)
         if found is None:
             return None
         yaw, shift_w = found
         self.corrections += 1  # a frame's registration is noisy (depth scale, few walls): a share is applied
-        return Correction(cfg.gain * yaw, T[:3, 3], cfg.gain * shift_w, self.up)
+        return Correction(cfg.gain * yaw, T[:3, 3], cfg.gain * shift_w, step.up)
 
     def finish(self, step: FrameStep) -> None:
         """Add this frame's scan points, under its final pose (after every correction), to the grid."""
         if self.points_cam is not None:
-            self.add(self.points_cam, step.fp.frame.T_world_cam.matrix, self.up, step.t_s, self.cfg)
+            self.add(self.points_cam, step.fp.frame.T_world_cam.matrix, step.up, step.t_s, self.cfg)
             self.points_cam = None
 
     def to_state(self) -> State:
-        meta = {**self.grid.to_state(), "corrections": self.corrections,
-                "up": None if self.up is None else self.up.tolist()}
+        meta = {**self.grid.to_state(), "corrections": self.corrections}
         return meta, canonical_nans({"scan_hits": self.grid.hits, "scan_first_s": self.grid.first_s})
 
     @classmethod
@@ -338,10 +334,6 @@ class ScanMatcher:
         m = cls(cfg.scan)
         m.grid = StructureGrid.from_state(meta, arrays.get("scan_hits"), arrays.get("scan_first_s"))
         m.corrections = int(meta.get("corrections", 0))
-        if meta.get("up") is not None:
-            m.up = np.asarray(meta["up"], dtype=np.float64)
-            if m.up.shape != (3,) or not np.isfinite(m.up).all() or not abs(np.linalg.norm(m.up) - 1) < 1e-6:
-                raise StateError("scan", "up must be a unit 3-vector")
         return m
 
     def add(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float, cfg: ScanConfig) -> None:

@@ -3,7 +3,7 @@
 The input gives no gravity; the first camera's -y is tilted by the wearer's pitch. Every frame's depth gives
 surface normals (``surface_normals_w``); pooled over the first seconds, the direction most parallel to the
 floor's, tables' and ceiling's normals and most perpendicular to the walls' is the vertical (``estimate_up``).
-Settings: ``MemoryConfig.heading.up_*``.
+Settings: ``MemoryConfig.vertical`` (``MemoryConfig.up_world`` when it is known).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ..._atomic import StateError
 from ...geometry import Intrinsics, Pose, default_up_world
 from ..buffers import canonical_nans
 from ..component import FrameStep, State
-from ..config import HeadingConfig, MemoryConfig
+from ..config import MemoryConfig, VerticalConfig
 
 UNIT_TOL = 1e-6  # a saved direction whose length is within this of 1 is a unit vector (rounding), loaded as is
 
@@ -57,22 +57,24 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
     return n @ np.asarray(R_world_cam, dtype=np.float64).T
 
 
-def estimate_up(normals_w: np.ndarray, hint: np.ndarray, max_cone_deg: float = HeadingConfig.up_refine_max_deg) -> np.ndarray:
+def estimate_up(normals_w: np.ndarray, hint: np.ndarray, cfg: VerticalConfig = VerticalConfig()) -> np.ndarray:
     """The vertical from many frames' surface normals: the direction most parallel to the horizontal surfaces'
     normals (floor, tables, ceiling: within a cone about the estimate) and most perpendicular to the vertical
     ones' (walls, cupboard fronts: within the same angle of the horizontal) - the top eigenvector of the
-    difference of their scatter matrices - in cones narrowed step by step from ``hint``. Walls alone leave it
-    free to tip about their normal, so horizontal surfaces are needed: with fewer than 50 the hint is kept."""
+    difference of their scatter matrices - in cones narrowed step by step from ``hint`` (``refine_max_deg``, then
+    ``refine_cones_deg``). Walls alone leave it free to tip about their normal, so horizontal surfaces are
+    needed: with fewer than ``min_cone_normals`` in a cone the estimate so far is kept."""
     up = np.asarray(hint, dtype=np.float64) / np.linalg.norm(hint)
     N = np.asarray(normals_w, dtype=np.float64)
-    for cone in (max_cone_deg, 15.0, 8.0, 4.0):
+    least = cfg.min_cone_normals
+    for cone in (cfg.refine_max_deg, *cfg.refine_cones_deg):
         c = N @ up
         flat = np.abs(c) > math.cos(math.radians(cone))
         wall = np.abs(c) < math.sin(math.radians(cone))
-        if flat.sum() < 50:
+        if flat.sum() < least:
             break
         M = N[flat].T @ N[flat] / flat.sum()
-        if wall.sum() >= 50:
+        if wall.sum() >= least:
             M = M - N[wall].T @ N[wall] / wall.sum()
         v = np.linalg.eigh(M)[1][:, -1]
         up = v if v @ up >= 0 else -v
@@ -81,12 +83,15 @@ def estimate_up(normals_w: np.ndarray, hint: np.ndarray, max_cone_deg: float = H
 
 @dataclass(eq=False)
 class VerticalEstimator:
-    """The vertical stage (pose/): the memory's vertical for heading and scan registration when none is given: the first camera's "up"
-    is tilted by the wearer's pitch (10-15 degrees looking down at a table), and one frame facing a cupboard
-    shows too little floor to refine it, so the normals of the first ``heading.up_window_s`` seconds are
-    pooled (``estimate_up``) once ``heading.up_min_normals`` of them lie on horizontal surfaces (or after
-    ``heading.up_max_wait_s``); then it is fixed. A wrong vertical tips every registration shift and heading
-    turn out of the ground plane: the map climbs or sinks as the wearer walks."""
+    """The vertical stage (pose/), the one source of "up" in the memory: answers and ground distances (the
+    snapshot's ``up_world``), lifting objects, heading, scan registration and relocalisation all read it.
+
+    Given (``MemoryConfig.up_world``), it is that. Otherwise the first camera's "up" is tilted by the wearer's
+    pitch (10-15 degrees looking down at a table), and one frame facing a cupboard shows too little floor to
+    refine it, so the normals of the first ``vertical.window_s`` seconds are pooled (``estimate_up``) once
+    ``vertical.min_normals`` of them lie on horizontal surfaces (or after ``vertical.max_wait_s``); then it is
+    fixed. Until then the first camera's -y stands in (``as_of``); heading and scan registration wait for the
+    estimate - a wrong vertical tips every registration shift and heading turn out of the ground plane."""
 
     up: Optional[np.ndarray] = None  # the settled vertical (memory frame)
     hint: Optional[np.ndarray] = None  # the first frame's up hint, the estimate's start
@@ -94,43 +99,55 @@ class VerticalEstimator:
     normals: list = field(default_factory=list)  # (N, 3) float32 per frame until settled ...
     times_s: list = field(default_factory=list)  # ... and the frames' times (the heading reference is taken from them)
     flat_counts: list = field(default_factory=list, repr=False)  # per frame: its normals on horizontal surfaces (derived)
+    settled_s: Optional[float] = None  # the time the estimate settled (None with ``up`` set: known from the start)
     cfg: MemoryConfig = field(default_factory=MemoryConfig, repr=False)
 
     key: ClassVar[str] = "vertical"
-    section: ClassVar[Optional[str]] = "heading"
+    section: ClassVar[Optional[str]] = "vertical"
+
+    def as_of(self, t_s: float) -> Optional[np.ndarray]:
+        """The vertical known at ``t_s`` (from frames up to then): the estimate once settled, the first camera's
+        -y before; the given one at any time; None before the first frame when none is given."""
+        if self.up is not None and (self.settled_s is None or t_s >= self.settled_s):
+            return self.up
+        if self.hint is not None and self.first_t_s is not None and t_s >= self.first_t_s:
+            return self.hint
+        if self.cfg.up_world is not None:
+            return np.asarray(self.cfg.up_world, dtype=np.float64) / np.linalg.norm(self.cfg.up_world)
+        return None
 
     def update(self, step: FrameStep) -> None:
-        """Estimate the vertical from this frame (while heading or scan registration needs it): ``step.up`` is it
-        once settled (None before); when it settles now, ``step.settled_frames`` are the frames it was taken on."""
-        if not (self.cfg.heading.enabled or self.cfg.scan.enabled):
-            return None
-        ego, f = step.ego, step.fp_input.frame
-        hint = ego.up_world if ego.up_world is not None else default_up_world(Pose(step.T_mem_cam))
+        """Estimate the vertical from this frame: ``step.up`` is it once settled (None before: heading and scan
+        registration wait); when it settles now, ``step.settled_frames`` are the frames it was taken on."""
+        f = step.fp_input.frame
         settled = self.up is not None
-        step.up = self.observe(f.depth_m, f.intrinsics, step.T_mem_cam[:3, :3], step.t_s, hint, self.cfg)
+        step.up = self.observe(f.depth_m, f.intrinsics, step.T_mem_cam[:3, :3], step.t_s,
+                               default_up_world(Pose(step.T_mem_cam)), self.cfg)
         if step.up is not None and not settled:
             step.settled_frames = self.take_frames()
         return None
 
     def observe(self, depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: np.ndarray, t_s: float,
                 hint: np.ndarray, cfg: MemoryConfig) -> Optional[np.ndarray]:
-        """Take one frame (rotation in the memory frame); returns the vertical once settled, else None."""
+        """Take one frame (rotation in the memory frame; ``hint``: its camera's -y); returns the vertical once
+        settled, else None."""
         if self.up is not None:
             return self.up
         if cfg.up_world is not None:
             self.up = np.asarray(cfg.up_world, dtype=np.float64) / np.linalg.norm(cfg.up_world)
             return self.up
-        h = cfg.heading
+        v = cfg.vertical
         if self.hint is None:
             self.hint, self.first_t_s = np.asarray(hint, dtype=np.float64) / np.linalg.norm(hint), t_s
-        n = surface_normals_w(depth_m, intrinsics, R_world_cam, h.grid_cols)
-        self.normals.append(n[:: max(1, len(n) // 1000)].astype(np.float32))  # ~1,000 a frame, whatever the rate
+        n = surface_normals_w(depth_m, intrinsics, R_world_cam, v.grid_cols)
+        self.normals.append(n[:: max(1, len(n) // v.normals_per_frame)].astype(np.float32))  # whatever the rate
         self.times_s.append(float(t_s))
-        cos_max = math.cos(math.radians(h.up_refine_max_deg))  # counted once a frame (after a load: the loaded ones)
+        cos_max = math.cos(math.radians(v.refine_max_deg))  # counted once a frame (after a load: the loaded ones)
         self.flat_counts += [int(np.sum(np.abs(m @ self.hint) > cos_max)) for m in self.normals[len(self.flat_counts):]]
         waited = t_s - self.first_t_s
-        if (waited >= h.up_window_s and sum(self.flat_counts) >= h.up_min_normals) or waited >= h.up_max_wait_s:
-            self.up = estimate_up(self.to_array(), self.hint, h.up_refine_max_deg)
+        if (waited >= v.window_s and sum(self.flat_counts) >= v.min_normals) or waited >= v.max_wait_s:
+            self.up = estimate_up(self.to_array(), self.hint, v)
+            self.settled_s = float(t_s)
         return self.up
 
     def take_frames(self) -> list[tuple[float, np.ndarray]]:
@@ -152,7 +169,7 @@ class VerticalEstimator:
         return est
 
     def to_json(self) -> dict:
-        return {"up": None if self.up is None else self.up.tolist(),
+        return {"up": None if self.up is None else self.up.tolist(), "settled_s": self.settled_s,
                 "hint": None if self.hint is None else self.hint.tolist(), "first_t_s": self.first_t_s,
                 "frame_times_s": list(self.times_s), "frame_sizes": [len(n) for n in self.normals]}
 
@@ -172,6 +189,8 @@ class VerticalEstimator:
                              "summing to N")
         est.normals = np.split(normals, np.cumsum(sizes)[:-1]) if sizes else []
         est.times_s = times
+        settled = d.get("settled_s")
+        est.settled_s = None if settled is None else float(settled)
         return est
 
 
