@@ -217,6 +217,7 @@ def test_an_instance_without_valid_depth_lifts_to_no_points_at_any_stride():
     """A mask over pixels without depth (NaN or beyond range) lifts to nothing - the memory then skips it
     (``map.min_points``) - at the full-resolution stride as at the default one."""
     from directme.geometry import Pose
+    from directme.memory.config import MapConfig
     from directme.memory.map import FrameLift
 
     depth = np.full((120, 160), 2.0, np.float32)
@@ -224,6 +225,6 @@ def test_an_instance_without_valid_depth_lifts_to_no_points_at_any_stride():
     mask = np.zeros((120, 160), bool)
     mask[45:75, 65:95] = True
     for stride in (1, 4):
-        lift = FrameLift.compute(depth, K, Pose(np.eye(4)), stride, 10.0)
+        lift = FrameLift.compute(depth, K, Pose(np.eye(4)), MapConfig(pixel_stride=stride, max_depth_m=10.0))
         assert lift.instance_points(mask, np.array([0.0, -1.0, 0.0])).shape == (0, 3)
         assert len(lift.instance_points(~mask, np.array([0.0, -1.0, 0.0]))) > 0

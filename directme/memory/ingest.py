@@ -82,7 +82,7 @@ def lift_instances(fp: FramePerception, objs: ObjectStore, up_world: np.ndarray)
     """World points of each instance (strided; thin objects seen edge-on thickened across ``up_world``);
     instances with too few valid points are skipped."""
     cfg, f = objs.cfg, fp.frame
-    lift = FrameLift.compute(f.depth_m, f.intrinsics, f.T_world_cam, cfg.map.pixel_stride, cfg.map.max_depth_m)
+    lift = FrameLift.compute(f.depth_m, f.intrinsics, f.T_world_cam, cfg.map)
     out = []
     for inst in fp.instances:
         pts = lift.instance_points(inst.mask, up_world)
@@ -227,7 +227,7 @@ def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> 
     if not len(idx):
         return False
     through = ~o.inst.mask[vi, ui] & np.isfinite(d) & (d > zi + depth_tol(zi, cfg))
-    if through.sum() < max(3, cfg.association.carve_min_frac * len(idx)):
+    if through.sum() < max(cfg.association.carve_min_points, cfg.association.carve_min_frac * len(idx)):
         return False
     rec.voxels.remove(idx[through])
     return True
@@ -254,7 +254,7 @@ def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, ob
         return
     box = o.inst.box_xyxy if o.inst.box_xyxy is not None else _box(o.inst.mask)
     ref = KeyframeRef(f.t_s, (int(f.index) if f.index >= 0 else frame_pos), tuple(float(v) for v in box),
-                      visibility_score(o.inst.mask, o.inst.score))
+                      visibility_score(o.inst.mask, o.inst.score, objs.cfg.keyframes))
     view = f.T_world_cam.t - rec.position
     view = view / max(np.linalg.norm(view), 1e-9)
     changed = consider_keyframe(rec, ref, view, objs.cfg)

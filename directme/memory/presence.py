@@ -62,7 +62,7 @@ def logit(p: float) -> float:
 def sighting(rec: ObjectRecord, score: float, cfg: GoneConfig) -> float:
     """The belief after one more sighting with detector score ``score``."""
     hit = math.log(cfg.p_detect / cfg.p_false)
-    s = min(max(float(score), 0.02), 0.98)
+    s = min(max(float(score), cfg.score_clip), 1.0 - cfg.score_clip)
     first = logit(cfg.prior) + (logit(s) if cfg.first_from_score else hit)
     l0 = rec.belief
     # seen now, it is there now: never below what a first sighting says (it may have come back)
@@ -132,7 +132,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     a = cfg.association
     for j in np.flatnonzero(in_view).tolist():
         rec = objs.records[int(idx[j])]
-        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
+        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // gcfg.view_points)]
         if not len(pts):
             continue
         position, size_j, z_j = rec.position, float(size_px[j]), float(z_c[j])
@@ -154,7 +154,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         tol = depth_tol(zi, cfg)
         reach = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # line of sight reaches the point: not occluded
         visible = reach.sum() / len(pts)
-        if reach.sum() < 3 or visible < gcfg.min_visible:
+        if reach.sum() < gcfg.min_view_points or visible < gcfg.min_visible:
             continue
         if hits:
             stand_in = next((k for k in hits if k != rec.index), None)
