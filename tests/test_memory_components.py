@@ -133,9 +133,9 @@ def test_components_persist_themselves_and_format_1_still_loads(tmp_path):
 
 
 def test_every_component_follows_the_protocol_and_round_trips_its_state():
-    """What adding a component takes: the protocol (update, to_state, from_state, key, section - a section
-    of MemoryConfig or None), a place in ``SpatialMemory.parts`` and in persist.COMPONENTS, and a state that
-    comes back bit for bit."""
+    """What adding a component takes: the protocol (update, to_state, from_state, key, the MemoryConfig sections
+    it reads, its own first), a place in ``SpatialMemory.parts`` and in persist.COMPONENTS, and a state that
+    comes back bit for bit; every section of MemoryConfig is read by a component."""
     from directme.memory.component import MemoryComponent
     from directme.memory.config import _SECTIONS
     from directme.memory.persist import COMPONENTS
@@ -148,12 +148,14 @@ def test_every_component_follows_the_protocol_and_round_trips_its_state():
     loaded: dict = {}
     for key, part in parts.items():
         assert isinstance(part, MemoryComponent) and part.key == key, key
-        assert part.section is None or part.section in _SECTIONS, (key, part.section)
+        assert set(part.sections) <= set(_SECTIONS), (key, part.sections)
         state = part.to_state()
         back = type(part).from_state(mem.cfg, state, loaded)
         assert differences(state, back.to_state()) == [], key
         loaded[key] = back
     assert [type(c).key for c in mem.components] == ["pose", "ego", "places", "objects"]
+    read = {name for part in parts.values() for name in part.sections}
+    assert read == set(_SECTIONS), set(_SECTIONS) - read  # every section is some component's
 
 
 def test_every_config_field_is_documented_in_memory_md():

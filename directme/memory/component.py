@@ -6,7 +6,7 @@ A memory component owns one part of the memory's state: the object table (object
 - changes its state only in ``update(step)`` and its own methods (nobody else writes its fields);
 - hands its whole state out as ``to_state()`` - JSON-able metadata and named numpy arrays - and is rebuilt
   from it by ``from_state``, which checks it (raising ``directme._atomic.StateError`` naming the key);
-- reads its settings from one section of ``MemoryConfig`` (``section``; None: it has none).
+- reads its settings from its own section of ``MemoryConfig`` (``sections``: the ones it reads, its own first).
 
 ``SpatialMemory.update`` walks its components in a fixed order with one ``FrameStep``; persist.py saves each
 component's state under its ``key`` and loads them back in the same order (a component may read the ones
@@ -33,10 +33,10 @@ State = tuple[dict[str, Any], dict[str, np.ndarray]]  # (JSON-able metadata, nam
 
 @runtime_checkable
 class MemoryComponent(Protocol):
-    """One part of the memory's state with its update, its state out and in, and its config section."""
+    """One part of the memory's state with its update, its state out and in, and its config sections."""
 
     key: ClassVar[str]  # its name in ``SpatialMemory.components`` and in a save
-    section: ClassVar[Optional[str]]  # its ``MemoryConfig`` section (None: no settings of its own)
+    sections: ClassVar[tuple[str, ...]]  # the ``MemoryConfig`` sections it reads, its own first
 
     def update(self, step: "FrameStep") -> object:
         """Take one frame (a pose stage returns its correction, others None)."""

@@ -24,7 +24,7 @@ class EgoLog:
     """The ego log component: per-frame columns of the wearer's track (memory world frame)."""
 
     key = "ego"
-    section = None
+    sections: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self.t = GrowArray(np.float64)

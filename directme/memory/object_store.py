@@ -29,7 +29,7 @@ class ObjectStore:
     columns in sync with the records."""
 
     key = "objects"
-    section = "association"
+    sections = ("association", "map", "keyframes", "gone")
 
     def __init__(self, cfg: MemoryConfig) -> None:
         self.cfg = cfg

@@ -23,7 +23,7 @@ class PlaceClusterer:
     """The places component: the per-frame place log and the places' running centres."""
 
     key = "places"
-    section = "places"
+    sections = ("places",)
 
     def __init__(self, eps_m: float) -> None:
         self.eps_m = float(eps_m)

@@ -32,7 +32,7 @@ class PoseCorrector:
     """The correction its stages maintain, and the corrections recent frames were lifted with (one per memory)."""
 
     key = "pose"
-    section = None
+    sections = ("gone",)  # gone.odometry_window_s: how long the corrections of recent frames are kept
 
     def __init__(self, cfg: MemoryConfig, vertical: Optional[VerticalEstimator] = None,
                  heading: Optional[HeadingTracker] = None, scan: Optional[ScanMatcher] = None,

@@ -83,7 +83,7 @@ class HeadingTracker:
     cfg: MemoryConfig = field(default_factory=MemoryConfig, repr=False)
 
     key: ClassVar[str] = "heading"
-    section: ClassVar[Optional[str]] = "heading"
+    sections: ClassVar[tuple[str, ...]] = ("heading",)
 
     def update(self, step: FrameStep) -> Optional[Correction]:
         """The turn about the vertical through the wearer that this frame's structure shows is due, or None (the

@@ -93,7 +93,7 @@ class Relocaliser:
     the log of the corrections applied (one per memory)."""
 
     key = "relocalisation"
-    section = "relocalisation"
+    sections = ("relocalisation", "association")
 
     def __init__(self, cfg: MemoryConfig) -> None:
         self.cfg = cfg

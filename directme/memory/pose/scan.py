@@ -208,7 +208,7 @@ class ScanMatcher:
     memory)."""
 
     key = "scan"
-    section = "scan"
+    sections = ("scan",)
 
     def __init__(self, cfg: ScanConfig) -> None:
         self.cfg = cfg

@@ -103,7 +103,7 @@ class VerticalEstimator:
     cfg: MemoryConfig = field(default_factory=MemoryConfig, repr=False)
 
     key: ClassVar[str] = "vertical"
-    section: ClassVar[Optional[str]] = "vertical"
+    sections: ClassVar[tuple[str, ...]] = ("vertical",)  # and MemoryConfig.up_world
 
     def as_of(self, t_s: float) -> Optional[np.ndarray]:
         """The vertical known at ``t_s`` (from frames up to then): the estimate once settled, the first camera's
