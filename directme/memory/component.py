@@ -55,7 +55,7 @@ class FrameStep:
     current correction, what earlier components found for later ones."""
 
     fp_input: FramePerception  # the frame as given (input world frame)
-    objects: "ObjectStore"
+    objects: "ObjectStore"  # the components a later one reads (the relocaliser: the objects and the ego log)
     ego: "EgoLog"
     pose: "PoseCorrector"
     lift: Callable[[FramePerception, np.ndarray], list]  # instances, vertical -> observations (ingest.py)
@@ -64,8 +64,8 @@ class FrameStep:
     settled_frames: Optional[list] = None  # the frames the vertical was estimated on, when it settled just now
     frame_pos: int = -1  # the frame's position in the ego log (set by the ego log)
     matched_track_ids: list = field(default_factory=list)  # tracker ids of the instances used (set by the objects)
-    _fp: Optional[FramePerception] = field(default=None, repr=False)
-    _obs: Optional[list] = field(default=None, repr=False)
+    _fp: Optional[FramePerception] = field(default=None, init=False, repr=False)
+    _obs: Optional[list] = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.C_before = self.pose.T_mem_input.copy()
@@ -88,7 +88,8 @@ class FrameStep:
     def up_world(self) -> np.ndarray:
         """The memory's vertical as of this frame (pose/vertical.py; once the vertical stage has taken the frame)."""
         up = self.pose.vertical.as_of(self.t_s)
-        assert up is not None, "the vertical stage takes every frame first"
+        if up is None:
+            raise RuntimeError("the vertical is asked for before the vertical stage took the frame")
         return up
 
     @property

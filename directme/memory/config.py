@@ -17,7 +17,8 @@ __all__ = ["AssociationConfig", "GoneConfig", "HeadingConfig", "KeyframeConfig",
 
 
 _SECTIONS = {"map": MapConfig, "association": AssociationConfig, "relocalisation": RelocalisationConfig,
-             "vertical": VerticalConfig, "heading": HeadingConfig, "scan": ScanConfig, "keyframes": KeyframeConfig, "gone": GoneConfig, "places": PlacesConfig}
+             "vertical": VerticalConfig, "heading": HeadingConfig, "scan": ScanConfig, "keyframes": KeyframeConfig,
+             "gone": GoneConfig, "places": PlacesConfig}
 
 # flat keys of the format before the sections (saved configs and old code): key -> (section, field)
 _FLAT: dict[str, tuple[str, str]] = {

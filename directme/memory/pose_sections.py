@@ -48,9 +48,9 @@ class VerticalConfig:
     normals_per_frame: int = 1000  # about this many of a frame's normals are kept (an even subset)
     refine_max_deg: float = 30.0  # normals this close to the first camera's up are floor / table / ceiling normals
     refine_cones_deg: tuple[float, ...] = (15.0, 8.0, 4.0)  # then in cones this narrow about the estimate, step by step
-    min_cone_normals: int = 50  # a cone with fewer horizontal-surface normals ends the narrowing (walls alone leave it free)
+    min_cone_normals: int = 50  # fewer floor / table / ceiling normals in a cone end the narrowing (walls leave it free)
     window_s: float = 5.0  # the vertical is estimated from the surfaces of the first this many seconds ...
-    min_normals: int = 1000  # ... once that many floor / table / ceiling normals are in (heading and scan wait for it) ...
+    min_normals: int = 1000  # ... once that many floor / table / ceiling normals are in (heading and scan wait) ...
     max_wait_s: float = 30.0  # ... or from what there is after this long
 
     def __post_init__(self) -> None:
@@ -78,12 +78,13 @@ class HeadingConfig:
     ref_frames: int = 15  # the reference: median structure heading of the first structured frames
     noise_deg: float = 1.0  # one frame's structure heading error (Kalman measurement noise) ...
     drift_deg_per_min: float = 1.0  # ... and the odometry heading's random walk (process noise)
+    innovation_clip_sigmas: float = 3.0  # a frame moves the filter by at most this many sigmas (one wild frame, little)
     min_deg: float = 1.0  # the filtered offset is applied when at least this large and this certain
     vertical_max_cos: float = 0.25  # a normal with |n . up| below this is on a vertical surface
     min_vertical_normals: int = 100  # a frame with fewer normals on vertical surfaces shows no structure heading
 
     def __post_init__(self) -> None:
-        _check(self, positive=("max_deg", "noise_deg", "drift_deg_per_min"),
+        _check(self, positive=("max_deg", "noise_deg", "drift_deg_per_min", "innovation_clip_sigmas"),
                at_least_one=("grid_cols", "ref_frames", "min_vertical_normals"),
                unit=("min_strength", "vertical_max_cos"), non_negative=("min_deg", "interval_s"))
 

@@ -41,10 +41,10 @@ class PoseCorrector:
         self.T_mem_input = np.eye(4)
         # the correction each recent frame was lifted with: (time, T_mem_input), oldest first, changes only
         self.recent: list[tuple[float, np.ndarray]] = []
-        self.vertical = vertical or VerticalEstimator(cfg=cfg)
-        self.heading = heading or HeadingTracker(cfg=cfg)
-        self.scan = scan or ScanMatcher(cfg.scan)
-        self.relocalisation = relocalisation or Relocaliser(cfg)
+        self.vertical = VerticalEstimator(cfg=cfg) if vertical is None else vertical
+        self.heading = HeadingTracker(cfg=cfg) if heading is None else heading
+        self.scan = ScanMatcher(cfg.scan) if scan is None else scan
+        self.relocalisation = Relocaliser(cfg) if relocalisation is None else relocalisation
 
     @property
     def stages(self) -> tuple[Any, ...]:

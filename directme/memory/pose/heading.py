@@ -19,8 +19,8 @@ a moment apart share their bias); a frame counts only when its vertical-surface 
 direction (``min_strength``) and its offset from the reference is small (``max_deg``: a room built at
 another angle, or a frame of clutter, is not drift). The reference is the wrap-safe median of the first
 ``ref_frames`` structured frames. Offsets feed a scalar Kalman filter (measurement noise ``noise_deg``,
-random-walk process noise ``drift_deg_per_min``; innovations clipped at 3 sigma), and its offset is
-applied once it is at least ``min_deg`` and known to better than that. In a scene without a dominant
+random-walk process noise ``drift_deg_per_min``; innovations clipped at ``innovation_clip_sigmas``), and its
+offset is applied once it is at least ``min_deg`` and known to better than that. In a scene without a dominant
 structure nothing is ever applied. How it behaves on real RGB-D is in docs/memory.md.
 """
 from __future__ import annotations
@@ -145,7 +145,8 @@ class HeadingTracker:
         q = math.radians(cfg.heading.drift_deg_per_min) ** 2 / 60.0  # random-walk variance per second
         self.var_rad2 += q * max(t_s - self.filter_t_s, 0.0)
         s = math.sqrt(self.var_rad2 + r)
-        innov = min(max(off - self.offset_rad, -3 * s), 3 * s)  # clipped: one wild frame moves it little
+        clip = cfg.heading.innovation_clip_sigmas * s
+        innov = min(max(off - self.offset_rad, -clip), clip)  # clipped: one wild frame moves it little
         k = self.var_rad2 / (self.var_rad2 + r)
         self.offset_rad += k * innov
         self.var_rad2 *= 1 - k

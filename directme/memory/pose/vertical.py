@@ -98,7 +98,7 @@ class VerticalEstimator:
     first_t_s: Optional[float] = None
     normals: list = field(default_factory=list)  # (N, 3) float32 per frame until settled ...
     times_s: list = field(default_factory=list)  # ... and the frames' times (the heading reference is taken from them)
-    flat_counts: list = field(default_factory=list, repr=False)  # per frame: its normals on horizontal surfaces (derived)
+    flat_counts: list = field(default_factory=list, repr=False)  # per frame: its normals on flat surfaces (derived)
     settled_s: Optional[float] = None  # the time the estimate settled (None with ``up`` set: known from the start)
     cfg: MemoryConfig = field(default_factory=MemoryConfig, repr=False)
 
