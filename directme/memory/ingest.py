@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..geometry import mask_box
-from ..types import Frame, FramePerception
+from ..types import FramePerception
 from .config import MemoryConfig
 from .appearance import update_colour
 from .association import Match, Obs, co_observed, match_frame, tentative
