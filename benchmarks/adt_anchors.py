@@ -85,7 +85,7 @@ def main() -> int:
             depth_m = ray_to_z(depth_m, rect.intrinsics).astype(np.float32)
         labels = rect.labels(seg.data().to_numpy_array())
         up = default_up_world(T_world_cam) if up is None else up
-        lift = FrameLift.compute(depth_m, rect.intrinsics, T_world_cam, cfg.map.pixel_stride, cfg.map.max_depth_m)
+        lift = FrameLift.compute(depth_m, rect.intrinsics, T_world_cam, cfg.map)
         ids, counts = np.unique(labels[depth_m > 0], return_counts=True)
         for uid, n in zip(ids.tolist(), counts.tolist()):
             if uid not in centres or n < args.min_pixels:

@@ -41,7 +41,8 @@ def run_one(run: tuple) -> tuple[str, int, int]:
     s = association_score(mem, votes)
     line = (f"seed={seed} minutes={minutes:g} relocalize={int(reloc)} gt_objects={s.n_gt} "
             f"duplicates={s.duplicates} merges={s.merges} error_rate={s.error_rate:.3f} "
-            f"relocalisations={len(mem.drift.relocalisations)} heading_corrections={len(mem.drift.heading_corrections)} "
+            f"relocalisations={len(mem.pose.relocalisation.corrections)} "
+            f"heading_corrections={len(mem.pose.heading.corrections)} "
             f"ego_error_mean_m={ego_error_m(ep, mem):.2f}")
     return line, s.duplicates + s.merges, s.n_gt
 

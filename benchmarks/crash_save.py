@@ -60,12 +60,10 @@ def fingerprint(agent: Agent) -> str:
             h.update(a.tobytes())
 
     add([agent._first_t, agent._last_t, agent._last_input_t, agent.config.to_dict()])
-    obj_meta, obj_arrays = mem.objects.to_state()
-    ego_meta, ego_arrays = mem.ego.to_state()
-    add([obj_meta, ego_meta, mem.drift.to_state(), list(mem.places.place_tag), list(mem.places.frame_place)])
-    add_arrays(obj_arrays)
-    add_arrays(ego_arrays)
-    add_arrays(mem.objects.image_arrays())
+    for key, part in mem.parts().items():  # every component's state, as it hands it to a save
+        meta, arrays = part.to_state()
+        add([key, meta])
+        add_arrays(arrays)
     return h.hexdigest()
 
 

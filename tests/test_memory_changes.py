@@ -195,20 +195,21 @@ def test_a_place_read_empty_after_the_wearer_stood_beside_it_is_a_removal_at_onc
     assert book_present(mem, 5.0) and not book_present(mem, 6.0)
     far = EgoLog.nearest_since
     try:  # the rule as it was: the camera's distance to the place in the empty view itself
-        EgoLog.nearest_since = lambda self, pos, point: float(np.linalg.norm(np.asarray(self.T[len(self) - 1])[:3, 3] - point))
+        EgoLog.nearest_since = lambda self, pos, point, up, until=None: float(
+            np.linalg.norm(np.asarray(self.T[len(self) - 1])[:3, 3] - point))
         old = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
         stream(old)
     finally:
         EgoLog.nearest_since = far
     assert book_present(old, 6.0)
     log = mem.ego
-    assert abs(log.nearest_since(0, BOOK.centre_w) - 0.4) < 0.05  # along the ground, not the 1.5 m height
-    assert log.nearest_since(len(log) - 1, BOOK.centre_w) > 1.8
+    assert abs(log.nearest_since(0, BOOK.centre_w, mem.up_world) - 0.4) < 0.05  # along the ground, not the 1.5 m height
+    assert log.nearest_since(len(log) - 1, BOOK.centre_w, mem.up_world) > 1.8
 
 
 def _drifted(boxes, n, t0, shift_m, track_ids):
     from directme.geometry import Pose
-    from directme.memory.relocalize import with_pose
+    from directme.memory.pose import with_pose
 
     shift = Pose.from_Rt(np.eye(3), np.array([0.0, shift_m, 0.0]))  # sideways to the view
     return [with_pose(fp, Pose(shift.matrix @ fp.frame.T_world_cam.matrix))

@@ -1,6 +1,7 @@
 """The memory's components and boundaries: sectioned config (old flat keys), what the snapshot says about
 views and observations, per-component persistence, and the format-1 save layout."""
 import json
+import re
 import warnings
 
 import numpy as np
@@ -90,28 +91,71 @@ def test_snapshot_carries_observation_times_and_the_presence_belief():
     assert mem.as_of(9.9).objects[cup.node_id].presence_p == cup.presence_p  # causal: only views up to t
 
 
+def _as_flat_save(directory, fmt: str, config) -> None:
+    """Rewrite a format-4 save in the layout of formats 1-3: one flat metadata dict, arrays and images under their
+    plain names (format 1: no manifest, no intrinsics in the ego log)."""
+    meta = json.loads((directory / "memory.json").read_text())
+    c = meta["components"]
+    flat = {"format": fmt, "config": config, **c["objects"], **c["ego"], "place_tags": c["places"]["tags"],
+            "T_mem_input": c["pose"]["T_mem_input"], "recent_corrections": c["pose"]["recent"],
+            "heading": {k: v for k, v in c["heading"].items() if k != "corrections"},
+            "heading_corrections": c["heading"]["corrections"], "vertical": c["vertical"], "scan": c["scan"],
+            "reloc_pairs": c["relocalisation"]["pairs"], "reloc_used": c["relocalisation"]["used"],
+            "reloc_aligned": c["relocalisation"]["aligned"], "relocalisations": c["relocalisation"]["corrections"]}
+    (directory / "manifest.json").unlink()
+    (directory / "memory.json").write_text(json.dumps(flat))
+    for name, prefix in (("arrays.npz", r"^[a-z]+/"), ("images.npz", r"^objects/image/")):
+        with np.load(directory / name) as z:
+            arrays = {re.sub(prefix, "", k): z[k] for k in z.files}
+        arrays.pop("ego_K", None)
+        np.savez(directory / name, **arrays)
+
+
 def test_components_persist_themselves_and_format_1_still_loads(tmp_path):
     mem = SpatialMemory(Z_UP)
     mem.update_many(orbit(SCENE, 8, size=(160, 120), radius=2.0))
     mem.save(tmp_path / "m")
     meta = json.loads((tmp_path / "m" / "memory.json").read_text())
-    assert meta["format"] == "directme-memory/3" and "association" in meta["config"]
+    assert meta["format"] == "directme-memory/4" and "association" in meta["config"]
+    assert sorted(meta["components"]) == sorted(mem.parts())  # each component's state under its own key
     loaded = SpatialMemory.load(tmp_path / "m")
     assert np.array_equal(loaded.ego.K.view(), mem.ego.K.view())
-    assert loaded.objects.labels == mem.objects.labels and loaded.drift.to_state() == mem.drift.to_state()
-    # a format-1 save: flat config keys, no intrinsics in the ego log, no manifest (loaded without checksums)
-    (tmp_path / "m" / "manifest.json").unlink()
-    flat = {"up_world": [0.0, 0.0, 1.0], "relocalize": True, "voxel_m": 0.05}
-    meta.update(format="directme-memory/1", config=flat)
-    (tmp_path / "m" / "memory.json").write_text(json.dumps(meta))
-    with np.load(tmp_path / "m" / "arrays.npz") as z:
-        arrays = {k: z[k] for k in z.files if k != "ego_K"}
-    np.savez(tmp_path / "m" / "arrays.npz", **arrays)
+    assert loaded.objects.labels == mem.objects.labels and loaded.pose.to_state() == mem.pose.to_state()
+    # a format-1 save: flat config keys, flat metadata, no intrinsics in the ego log, no manifest
+    _as_flat_save(tmp_path / "m", "directme-memory/1", {"up_world": [0.0, 0.0, 1.0], "relocalize": True,
+                                                        "voxel_m": 0.05})
     old = SpatialMemory.load(tmp_path / "m")
     assert old.cfg == Z_UP
     a, b = old.as_of(7.0), mem.as_of(7.0)
     assert sorted(a.objects) == sorted(b.objects)
     assert all(np.allclose(a.objects[n].position_w, b.objects[n].position_w) for n in a.objects)
+    assert old.pose.heading.to_state() == mem.pose.heading.to_state()
+
+
+def test_every_component_follows_the_protocol_and_round_trips_its_state():
+    """What adding a component takes: the protocol (update, to_state, from_state, key, the MemoryConfig sections
+    it reads, its own first), a place in ``SpatialMemory.parts`` and in persist.COMPONENTS, and a state that
+    comes back bit for bit; every section of MemoryConfig is read by a component."""
+    from directme.memory.component import MemoryComponent
+    from directme.memory.config import _SECTIONS
+    from directme.memory.persist import COMPONENTS
+    from test_save_roundtrip import differences
+
+    mem = SpatialMemory()  # the vertical estimated: every pose stage has state
+    mem.update_many(orbit(SCENE, 12, size=(160, 120), radius=2.0))
+    parts = mem.parts()
+    assert list(parts) == list(COMPONENTS)  # saved and loaded in this order
+    loaded: dict = {}
+    for key, part in parts.items():
+        assert isinstance(part, MemoryComponent) and part.key == key, key
+        assert set(part.sections) <= set(_SECTIONS), (key, part.sections)
+        state = part.to_state()
+        back = type(part).from_state(mem.cfg, state, loaded)
+        assert differences(state, back.to_state()) == [], key
+        loaded[key] = back
+    assert [type(c).key for c in mem.components] == ["pose", "ego", "places", "objects"]
+    read = {name for part in parts.values() for name in part.sections}
+    assert read == set(_SECTIONS), set(_SECTIONS) - read  # every section is some component's
 
 
 def test_every_config_field_is_documented_in_memory_md():

@@ -1,4 +1,4 @@
-"""Heading drift from the scene's structure (directme/memory/heading.py)."""
+"""Heading drift from the scene's structure (directme/memory/pose/heading.py)."""
 import dataclasses
 import math
 from pathlib import Path
@@ -8,7 +8,8 @@ import pytest
 
 from directme.geometry import Pose, rotation_about_axis
 from directme.memory import MemoryConfig, SpatialMemory
-from directme.memory.heading import dominant_heading, estimate_up, surface_normals_w
+from directme.memory.pose.heading import dominant_heading
+from directme.memory.pose.vertical import estimate_up, surface_normals_w
 from directme.types import FramePerception
 
 sim = pytest.importorskip("directme.sim")
@@ -66,9 +67,9 @@ def test_heading_drift_is_removed_and_exact_poses_are_left_alone():
     mem, with_ = _stream(drift_only, heading=True)
     assert without[-60:].mean() > 2.0, without[-60:].mean()  # the drift is there ...
     assert with_[-60:].mean() < 1.0 and with_[-60:].max() < 3.0, (with_[-60:].mean(), with_[-60:].max())
-    assert mem.drift.heading_corrections
+    assert mem.pose.heading.corrections
     exact, errs = _stream("none", heading=True)
-    assert exact.drift.heading_corrections == [] and errs.max() < 1e-3  # exact depth and poses: nothing to correct
+    assert exact.pose.heading.corrections == [] and errs.max() < 1e-3  # exact depth and poses: nothing to correct
 
 
 def test_heading_state_survives_save_and_load(tmp_path):
@@ -81,10 +82,10 @@ def test_heading_state_survives_save_and_load(tmp_path):
     a.update_many(fps[:30])
     a.save(tmp_path / "m")
     b = SpatialMemory.load(tmp_path / "m")
-    assert b.drift.heading.to_json() == a.drift.heading.to_json() and b.drift.heading_corrections == a.drift.heading_corrections
+    assert b.pose.heading.to_state() == a.pose.heading.to_state() and b.pose.heading.corrections == a.pose.heading.corrections
     a.update_many(fps[30:])
     b.update_many(fps[30:])
-    assert a.drift.heading_corrections and b.drift.heading_corrections == a.drift.heading_corrections
+    assert a.pose.heading.corrections and b.pose.heading.corrections == a.pose.heading.corrections
     assert np.array_equal(a.T_mem_input, b.T_mem_input)
 
 
@@ -110,8 +111,8 @@ def test_real_kitchen_structure_heading_is_stable_under_ground_truth_poses():
     for f in frames:
         mem.update(FramePerception(f, (), None, 1.0))
         poses.append(mem.ego.T[len(mem.ego.t) - 1].astype(np.float64))
-    assert mem.drift.heading.up is not None  # the vertical settled within the sequence
-    worst = max(abs(_yaw_error_deg(T, f.T_world_cam.matrix, mem.drift.heading.up)) for T, f in zip(poses, frames))
+    assert mem.pose.vertical.up is not None  # the vertical settled within the sequence
+    worst = max(abs(_yaw_error_deg(T, f.T_world_cam.matrix, mem.pose.vertical.up)) for T, f in zip(poses, frames))
     assert worst < 2.0, worst
     assert np.allclose(Pose(mem.ego.T[0].astype(np.float64)).t, first.T_world_cam.t, atol=1e-6)
 

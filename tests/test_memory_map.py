@@ -192,7 +192,7 @@ def test_a_live_track_keeps_its_node_against_a_drift_allowance_match():
     0.6 + 0.05 * 22 = 1.7 m), would match it only through its drift allowance, which does not override the
     track. A different label on that frame (a confused detection) does not change this."""
     from directme.geometry import Pose
-    from directme.memory.relocalize import with_pose
+    from directme.memory.pose import with_pose
 
     a, b = Box(1, "vase", (0.0, 0.0, 0.15), (0.3, 0.3, 0.3)), Box(2, "vase", (0.0, 2.0, 0.15), (0.3, 0.3, 0.3))
     eye = look_at((3.0, 0.0, 1.6), (0.0, 0.0, 0.3))
@@ -217,6 +217,7 @@ def test_an_instance_without_valid_depth_lifts_to_no_points_at_any_stride():
     """A mask over pixels without depth (NaN or beyond range) lifts to nothing - the memory then skips it
     (``map.min_points``) - at the full-resolution stride as at the default one."""
     from directme.geometry import Pose
+    from directme.memory.config import MapConfig
     from directme.memory.map import FrameLift
 
     depth = np.full((120, 160), 2.0, np.float32)
@@ -224,6 +225,6 @@ def test_an_instance_without_valid_depth_lifts_to_no_points_at_any_stride():
     mask = np.zeros((120, 160), bool)
     mask[45:75, 65:95] = True
     for stride in (1, 4):
-        lift = FrameLift.compute(depth, K, Pose(np.eye(4)), stride, 10.0)
+        lift = FrameLift.compute(depth, K, Pose(np.eye(4)), MapConfig(pixel_stride=stride, max_depth_m=10.0))
         assert lift.instance_points(mask, np.array([0.0, -1.0, 0.0])).shape == (0, 3)
         assert len(lift.instance_points(~mask, np.array([0.0, -1.0, 0.0]))) > 0

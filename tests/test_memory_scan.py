@@ -11,7 +11,7 @@ from directme.errors import InvalidInputError, InvalidSaveError
 from directme.geometry import Intrinsics
 from directme.memory import SpatialMemory
 from directme.memory.config import MemoryConfig, ScanConfig
-from directme.memory.scan import ScanMatcher, StructureGrid, camera_points
+from directme.memory.pose.scan import ScanMatcher, StructureGrid, camera_points
 
 UP = np.array([0.0, 0.0, 1.0])
 CFG = ScanConfig()
@@ -183,7 +183,7 @@ def test_registration_reduces_drift_on_a_simulated_walk():
             e.append(np.linalg.norm(mem.ego.T[len(mem.ego) - 1][:2, 3] - g.T_world_cam.t[:2]))
         errs[on] = float(np.mean(e))
         if on:
-            assert mem.drift.scan.corrections > 0
+            assert mem.pose.scan.corrections > 0
     assert errs[True] < errs[False]
 
 
@@ -193,41 +193,37 @@ def test_save_and_load_keep_the_grid(tmp_path):
     a.update_many(fps[:12])
     a.save(tmp_path / "m")
     b = SpatialMemory.load(tmp_path / "m")
-    assert np.array_equal(a.drift.scan.grid.hits, b.drift.scan.grid.hits)
-    assert np.allclose(a.drift.scan.up, b.drift.scan.up)
+    assert np.array_equal(a.pose.scan.grid.hits, b.pose.scan.grid.hits)
+    assert np.allclose(a.pose.vertical.up, b.pose.vertical.up)
     a.update_many(fps[12:])
     b.update_many(fps[12:])
     assert np.allclose(a.T_mem_input, b.T_mem_input)
-    assert a.drift.scan.corrections == b.drift.scan.corrections
+    assert a.pose.scan.corrections == b.pose.scan.corrections
 
 
 def test_a_damaged_grid_is_refused():
     """The grid's arrays are checked when read back (StateError, an InvalidSaveError the loader names the file in)."""
-    from directme.memory.drift import DriftCorrector
-
     _, fps = _episode_frames("none", 10)  # past the first seconds, in which the vertical is estimated
     a = SpatialMemory()
     a.update_many(fps)
-    assert len(a.drift.scan.grid) > 0
-    meta = a.drift.to_state()
-    arrays = a.drift.to_arrays()
+    assert len(a.pose.scan.grid) > 0
+    meta, arrays = a.pose.scan.to_state()
     with pytest.raises(InvalidSaveError, match="scan_hits"):
-        DriftCorrector.from_state(a.cfg, meta, {**arrays, "scan_hits": np.zeros(5, np.uint8)})
+        ScanMatcher.from_state(a.cfg, (meta, {**arrays, "scan_hits": np.zeros(5, np.uint8)}), {})
     with pytest.raises(InvalidSaveError, match="scan_first_s"):
-        DriftCorrector.from_state(a.cfg, meta, {**arrays, "scan_first_s": np.zeros((2, 2), np.float32)})
+        ScanMatcher.from_state(a.cfg, (meta, {**arrays, "scan_first_s": np.zeros((2, 2), np.float32)}), {})
     with pytest.raises(InvalidSaveError, match="scan_hits"):
-        DriftCorrector.from_state(a.cfg, meta, {})
-    assert np.array_equal(DriftCorrector.from_state(a.cfg, meta, arrays).scan.grid.hits, a.drift.scan.grid.hits)
+        ScanMatcher.from_state(a.cfg, (meta, {}), {})
+    assert np.array_equal(ScanMatcher.from_state(a.cfg, (meta, arrays), {}).grid.hits, a.pose.scan.grid.hits)
 
 
 def test_a_save_from_before_the_grid_loads_with_an_empty_one():
-    from directme.memory.drift import DriftCorrector
+    """Saves of formats 1-3 without a "scan" entry predate the grid: they start with an empty one."""
+    from directme.memory.persist import _split_flat
 
-    cfg = MemoryConfig()
-    meta = DriftCorrector(cfg).to_state()
-    del meta["scan"]
-    d = DriftCorrector.from_state(cfg, meta, {})
-    assert len(d.scan.grid) == 0 and d.scan.up is None
+    states = _split_flat({}, {}, {})
+    d = ScanMatcher.from_state(MemoryConfig(), states["scan"], {})
+    assert len(d.grid) == 0
 
 
 def test_points_inside_a_filled_area_do_not_break_the_solver():

@@ -1,15 +1,16 @@
-"""The memory's vertical (heading.UpEstimator) and the drift correction an object's last sighting was lifted with
-(DriftCorrector.since_seen)."""
+"""The memory's vertical (pose.vertical.VerticalEstimator) and the drift correction an object's last sighting was
+lifted with (PoseCorrector.since_seen)."""
 import math
 
 import numpy as np
 import pytest
 
 from directme._atomic import StateError
+from directme.errors import InvalidInputError
 from directme.geometry import rotation_about_axis
 from directme.memory import MemoryConfig, SpatialMemory
-from directme.memory.drift import DriftCorrector
-from directme.memory.heading import estimate_up, surface_normals_w
+from directme.memory.pose import PoseCorrector
+from directme.memory.pose.vertical import VerticalEstimator, estimate_up, surface_normals_w
 
 sim = pytest.importorskip("directme.sim")
 from directme.sim.oracle import OraclePerception  # noqa: E402
@@ -40,7 +41,7 @@ def test_estimate_up_finds_the_vertical_from_a_tilted_hint():
 @pytest.mark.parametrize("seed", [0, 2, 5])
 def test_the_vertical_is_pooled_over_the_first_seconds_and_heading_and_scan_wait_for_it(seed):
     """Seeds whose first view shows too little floor to refine the first camera's -y (tilted 10-15 degrees by the
-    wearer's pitch): the estimate waits for ``heading.up_window_s`` and then lies within 1.5 degrees of the truth;
+    wearer's pitch): the estimate waits for ``vertical.window_s`` and then lies within 1.5 degrees of the truth;
     before it, neither the heading filter nor the scan registration has done anything."""
     fps = _frames(seed, 12)
     cfg = MemoryConfig()
@@ -49,20 +50,45 @@ def test_the_vertical_is_pooled_over_the_first_seconds_and_heading_and_scan_wait
     assert first_tilt > 5.0
     for fp in fps:
         mem.update(fp)
-        v = mem.drift.vertical_est
-        if fp.t_s < cfg.heading.up_window_s:
-            assert v.up is None and mem.drift.heading.up is None and len(mem.drift.scan.grid) == 0
-    up = mem.drift.vertical_est.up
+        v = mem.pose.vertical
+        if fp.t_s < cfg.vertical.window_s:
+            assert v.up is None and mem.pose.heading.ref_samples == [] and len(mem.pose.scan.grid) == 0
+    up = mem.pose.vertical.up
     assert up is not None and _deg(up, UP) < 1.5, (_deg(up, UP), first_tilt)
-    assert np.allclose(mem.drift.heading.up, up) and np.allclose(mem.drift.scan.up, up)
-    assert len(mem.drift.scan.grid) > 0
+    assert len(mem.pose.scan.grid) > 0
+
+
+def test_the_memory_has_one_vertical_known_causally():
+    """Answers, ground distances and lifting read the estimator: the snapshot's up at t is the first camera's -y
+    before the estimate settles and the estimate from then on (``as_of``: what was known at t, never later)."""
+    fps = _frames(0, 12)
+    mem = SpatialMemory()
+    for fp in fps:
+        mem.update(fp)
+    v = mem.pose.vertical
+    assert v.settled_s is not None and fps[0].t_s < v.settled_s <= fps[-1].t_s
+    first_up = -fps[0].frame.T_world_cam.R[:, 1]
+    before, after = mem.as_of(v.settled_s - 1e-6).up_world, mem.as_of(v.settled_s).up_world
+    assert np.allclose(before, first_up) and _deg(before, UP) > 5.0  # the wearer's pitch
+    assert np.array_equal(after, v.up) and _deg(after, UP) < 1.5
+    assert np.array_equal(mem.up_world, v.up) and np.array_equal(mem.as_of(fps[-1].t_s).up_world, v.up)
+    assert mem.pose.vertical.as_of(fps[0].t_s - 1.0) is None  # nothing known before the first frame
+
+
+def test_the_vertical_settings_are_one_section_and_the_old_keys_still_load():
+    with pytest.warns(DeprecationWarning, match=r"heading\.up_window_s -> vertical\.window_s"):
+        cfg = MemoryConfig.from_dict({"heading": {"up_window_s": 2.0, "up_min_normals": 10, "min_deg": 2.0}})
+    assert (cfg.vertical.window_s, cfg.vertical.min_normals, cfg.heading.min_deg) == (2.0, 10, 2.0)
+    assert MemoryConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(InvalidInputError, match="refine_cones_deg"):
+        MemoryConfig().replace(vertical__refine_cones_deg=[15.0, -1.0])
 
 
 def test_a_given_vertical_is_used_at_once():
     fps = _frames(0, 2)
     mem = SpatialMemory(MemoryConfig().replace(up_world=(0.0, 0.0, 1.0)))
     mem.update(fps[0])
-    assert np.allclose(mem.drift.vertical_est.up, UP) and np.allclose(mem.drift.scan.up, UP)
+    assert np.allclose(mem.pose.vertical.up, UP) and np.allclose(mem.up_world, UP)
 
 
 def test_a_save_while_the_vertical_is_estimated_goes_on_as_if_never_saved():
@@ -70,18 +96,18 @@ def test_a_save_while_the_vertical_is_estimated_goes_on_as_if_never_saved():
     a = SpatialMemory()
     for fp in fps[:3]:
         a.update(fp)
-    assert a.drift.vertical_est.up is None and len(a.drift.vertical_est.normals) == 3
-    b_drift = DriftCorrector.from_state(a.cfg, a.drift.to_state(), a.drift.to_arrays())
-    assert np.array_equal(b_drift.vertical_est.to_array(), a.drift.vertical_est.to_array())
-    assert b_drift.vertical_est.times_s == a.drift.vertical_est.times_s
+    assert a.pose.vertical.up is None and len(a.pose.vertical.normals) == 3
+    b_vertical = VerticalEstimator.from_state(a.cfg, a.pose.vertical.to_state(), {})
+    assert np.array_equal(b_vertical.to_array(), a.pose.vertical.to_array())
+    assert b_vertical.times_s == a.pose.vertical.times_s
     for fp in fps[3:]:
         a.update(fp)
     b = SpatialMemory()
     for fp in fps:
         b.update(fp)
-    assert a.drift.vertical_est.up is not None
-    assert np.allclose(a.drift.vertical_est.up, b.drift.vertical_est.up)
-    assert a.drift.heading.ref_samples == b.drift.heading.ref_samples
+    assert a.pose.vertical.up is not None
+    assert np.allclose(a.pose.vertical.up, b.pose.vertical.up)
+    assert a.pose.heading.ref_samples == b.pose.heading.ref_samples
 
 
 def test_a_damaged_vertical_state_is_refused():
@@ -89,16 +115,16 @@ def test_a_damaged_vertical_state_is_refused():
     a = SpatialMemory()
     for fp in fps:
         a.update(fp)
-    meta, arrays = a.drift.to_state(), a.drift.to_arrays()
+    meta, arrays = a.pose.vertical.to_state()
     with pytest.raises(StateError, match="vertical"):
-        DriftCorrector.from_state(a.cfg, meta, {**arrays, "up_normals": arrays["up_normals"][:5]})
+        VerticalEstimator.from_state(a.cfg, (meta, {**arrays, "up_normals": arrays["up_normals"][:5]}), {})
     with pytest.raises(StateError, match="vertical"):
-        DriftCorrector.from_state(a.cfg, {**meta, "vertical": {**meta["vertical"], "hint": [0, 0, 0]}}, arrays)
+        VerticalEstimator.from_state(a.cfg, ({**meta, "hint": [0, 0, 0]}, arrays), {})
 
 
 def test_since_seen_is_the_correction_change_since_a_recent_sighting():
     cfg = MemoryConfig()
-    d = DriftCorrector(cfg)
+    d = PoseCorrector(cfg)
     d.frame_done(0.0)
     C0 = d.T_mem_input.copy()
     d.T_mem_input = np.eye(4)
@@ -112,7 +138,7 @@ def test_since_seen_is_the_correction_change_since_a_recent_sighting():
     for t in np.arange(2.0, 3 * w, 1.0):
         d.frame_done(float(t))
     assert len(d.recent) == 1  # nothing older is kept once no object can need it
-    off = DriftCorrector(MemoryConfig().replace(gone__odometry_window_s=0.0))
+    off = PoseCorrector(MemoryConfig().replace(gone__odometry_window_s=0.0))
     off.frame_done(0.0)
     off.T_mem_input = d.T_mem_input.copy()
     off.frame_done(1.0)

@@ -152,6 +152,14 @@ def _edit_json(path: Path, **changes) -> None:
     path.write_text(json.dumps(data))
 
 
+def _edit_component(s: Path, key: str, **changes) -> None:
+    """Change fields of one component's metadata in a memory save."""
+    path = s / "memory" / "memory.json"
+    data = json.loads(path.read_text())
+    data["components"][key].update(changes)
+    path.write_text(json.dumps(data))
+
+
 def _edit_arrays(path: Path, fn) -> None:
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
@@ -161,19 +169,19 @@ def _edit_arrays(path: Path, fn) -> None:
 
 
 def _labels(s: Path) -> list:
-    return json.loads((s / "memory" / "memory.json").read_text())["labels"]
+    return json.loads((s / "memory" / "memory.json").read_text())["components"]["objects"]["labels"]
 
 
 def _reverse_ego_t(a):
-    a["ego_t"] = a["ego_t"][::-1].copy()
+    a["ego/ego_t"] = a["ego/ego_t"][::-1].copy()
 
 
 def _label_out_of_range(a):
-    a["obj/obs_label/data"] = a["obj/obs_label/data"] + 7
+    a["objects/obj/obs_label/data"] = a["objects/obj/obs_label/data"] + 7
 
 
 def _shift_observation_times(a):
-    a["obj/obs_t/data"] = a["obj/obs_t/data"] + 0.5
+    a["objects/obj/obs_t/data"] = a["objects/obj/obs_t/data"] + 0.5
 
 
 EDITS = {  # what a checksum cannot catch once the manifests are recomputed; the file the error must name
@@ -188,10 +196,8 @@ EDITS = {  # what a checksum cannot catch once the manifests are recomputed; the
                                "obs_label"),
     "observations off their frames": (lambda s: _edit_arrays(s / "memory" / "arrays.npz", _shift_observation_times),
                                       "arrays.npz", "obs_t"),
-    "a label dropped": (lambda s: _edit_json(s / "memory" / "memory.json", labels=_labels(s)[:1]), "arrays.npz",
-                        "out"),
-    "place tags dropped": (lambda s: _edit_json(s / "memory" / "memory.json", place_tags=[]), "arrays.npz",
-                           "frame_place"),
+    "a label dropped": (lambda s: _edit_component(s, "objects", labels=_labels(s)[:1]), "arrays.npz", "out"),
+    "place tags dropped": (lambda s: _edit_component(s, "places", tags=[]), "arrays.npz", "frame_place"),
     "agent format": (lambda s: _edit_json(s / "agent.json", format="directme-agent/99"), "agent.json",
                      "version that wrote it"),
     "memory format": (lambda s: _edit_json(s / "memory" / "memory.json", format="directme-memory/99"), "memory.json",
@@ -202,8 +208,8 @@ EDITS = {  # what a checksum cannot catch once the manifests are recomputed; the
 
 
 def _shuffle_labels(s: Path) -> None:
-    labels = json.loads((s / "memory" / "memory.json").read_text())["labels"]
-    _edit_json(s / "memory" / "memory.json", labels=labels[1:] + labels[:1])
+    labels = _labels(s)
+    _edit_component(s, "objects", labels=labels[1:] + labels[:1])
 
 
 def _mix(s: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 from directme import Agent
 from directme.config import oracle_config
 from directme.memory.buffers import canonical_nans
-from directme.memory.heading import UpEstimator
+from directme.memory.pose.vertical import VerticalEstimator
 
 pytest.importorskip("directme.sim")
 from directme.sim import generate_episode  # noqa: E402
@@ -26,14 +26,8 @@ NEG_NAN = struct.unpack("<d", bytes.fromhex("000000000000f8ff"))[0]  # sign bit 
 
 def state(agent: Agent) -> dict:
     """Everything ``Agent.load`` restores, as the components hand it to a save."""
-    mem = agent.memory
-    obj_meta, obj_arrays = mem.objects.to_state()
-    ego_meta, ego_arrays = mem.ego.to_state()
     return {"times": [agent._first_t, agent._last_t, agent._last_input_t], "config": agent.config.to_dict(),
-            "obj_meta": obj_meta, "obj_arrays": obj_arrays, "images": mem.objects.image_arrays(),
-            "ego_meta": ego_meta, "ego_arrays": ego_arrays, "drift": mem.drift.to_state(),
-            "drift_arrays": mem.drift.to_arrays(), "place_tags": list(mem.places.place_tag),
-            "frame_place": list(mem.places.frame_place)}
+            **{key: part.to_state() for key, part in agent.memory.parts().items()}}
 
 
 def differences(a, b, path: str = "") -> list[str]:
@@ -69,11 +63,11 @@ def agent() -> Agent:
 
 
 def test_a_loaded_agent_holds_the_saved_state_bit_for_bit(agent, tmp_path):
-    drift = agent.memory.drift
-    assert drift.vertical_est.up is not None and drift.scan.grid.hits.size  # the vertical and the scan grid are saved
+    pose = agent.memory.pose
+    assert pose.vertical.up is not None and pose.scan.grid.hits.size  # the vertical and the scan grid are saved
     assert len(agent.memory.objects.records) > 5
     before = state(agent)
-    assert np.isnan(before["obj_arrays"]["obj/st_gone/data"]).any()  # the object table's NaNs are part of it
+    assert np.isnan(before["objects"][1]["obj/st_gone/data"]).any()  # the object table's NaNs are part of it
     agent.save(tmp_path / "a")
     loaded = Agent.load(tmp_path / "a")
     assert differences(before, state(loaded)) == []
@@ -84,10 +78,10 @@ def test_a_loaded_agent_holds_the_saved_state_bit_for_bit(agent, tmp_path):
 def test_a_saved_direction_loads_as_written():
     up = np.array([0.0008867944673353028, -0.0013295904828869443, 0.9999987228915446])  # |up| = 1 - 2e-16
     assert np.linalg.norm(up) != 1.0
-    est = UpEstimator(up=up, hint=up[::-1].copy())
-    back = UpEstimator.from_json(est.to_json())
+    est = VerticalEstimator(up=up, hint=up[::-1].copy())
+    back = VerticalEstimator.from_json(est.to_json())
     assert back.up.tobytes() == up.tobytes() and back.hint.tobytes() == est.hint.tobytes()
-    scaled = UpEstimator.from_json({"up": [0.0, 0.0, 2.0]})  # not a unit vector (an edited save): normalised
+    scaled = VerticalEstimator.from_json({"up": [0.0, 0.0, 2.0]})  # not a unit vector (an edited save): normalised
     assert scaled.up.tolist() == [0.0, 0.0, 1.0]
 
 

@@ -1,24 +1,27 @@
-"""Per-frame update steps of the memory: validate and lift, apply matches, moves, merges, gone checks."""
+"""Per-frame update of the object table: validate and lift, apply matches, moves, merges, gone checks."""
 from __future__ import annotations
 
 import logging
 import math
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..geometry import default_up_world, mask_box
-from ..types import Frame, FramePerception
+from ..geometry import mask_box
+from ..types import FramePerception
 from .config import MemoryConfig
 from .appearance import update_colour
-from .association import Match, Obs, co_observed, tentative
+from .association import Match, Obs, co_observed, match_frame, tentative
 from .keyframes import consider_keyframe, visibility_score
-from .map import FrameLift, VoxelSet, trimmed_box
-from .object_store import ObjectStore
+from .map import FrameLift, VoxelSet
 from .objects import ObjectRecord
-from .presence import depth_tol, scene_depth_at, set_presence
+from .presence import depth_tol, scene_depth_at, update_seen, views_without
 from .snapshot import KeyframeRef
+
+if TYPE_CHECKING:
+    from .component import FrameStep
+    from .object_store import ObjectStore
 
 log = logging.getLogger("directme.memory")
 
@@ -75,14 +78,14 @@ def _check_embeddings(fp: FramePerception, dim: Optional[int]) -> Optional[int]:
     return dim
 
 
-def lift_instances(fp: FramePerception, objs: ObjectStore, up_world: Optional[np.ndarray]) -> list[Obs]:
-    """World points of each instance (strided); instances with too few valid points are skipped."""
+def lift_instances(fp: FramePerception, objs: ObjectStore, up_world: np.ndarray) -> list[Obs]:
+    """World points of each instance (strided; thin objects seen edge-on thickened across ``up_world``);
+    instances with too few valid points are skipped."""
     cfg, f = objs.cfg, fp.frame
-    lift = FrameLift.compute(f.depth_m, f.intrinsics, f.T_world_cam, cfg.map.pixel_stride, cfg.map.max_depth_m)
-    up = up_world if up_world is not None else default_up_world(f.T_world_cam)
+    lift = FrameLift.compute(f.depth_m, f.intrinsics, f.T_world_cam, cfg.map)
     out = []
     for inst in fp.instances:
-        pts = lift.instance_points(inst.mask, up)
+        pts = lift.instance_points(inst.mask, up_world)
         if len(pts) < cfg.map.min_points:
             log.debug("frame %d t=%.3fs: instance %d (%s) skipped: %d valid points < min_points=%d",
                       f.index, f.t_s, inst.track_id, inst.label, len(pts), cfg.map.min_points)
@@ -96,18 +99,50 @@ def _box(mask: np.ndarray) -> tuple[float, float, float, float]:
     return (float(x0), float(y0), float(x1), float(y1))
 
 
-def refresh_shape(rec: ObjectRecord, objs: ObjectStore, t_s: float, **changes) -> None:
-    """Recompute position and extent from the voxels (and the label from the votes)."""
-    centre, extent = trimmed_box(rec.voxels.points(), objs.cfg.map.position_trim)
-    rec.set_state(t_s, position_w=centre, extent_m=extent, label_id=rec.label_id_from_votes(), **changes)
-    objs.sync(rec)
+def ingest_frame(objs: ObjectStore, step: FrameStep) -> None:
+    """This frame's observations matched to the objects (association.py) and applied - new objects, moves,
+    carried objects, keyframes - duplicates merged, and the presence belief updated from what the frame shows
+    and does not show (presence.py); ``step.matched_track_ids``: the tracker ids of the instances used."""
+    fp, t, ego, pose, cfg, up = step.fp, step.t_s, step.ego, step.pose, objs.cfg, step.up_world
+    obs = step.observations()
+    a = cfg.association
+    search = max(a.reentry_radius_m, a.max_reentry_m, a.search_min_m)
+    walked: Callable[[ObjectRecord], float] = lambda rec: ego.walked_between(rec.obs_frame[-1])  # noqa: E731
+    matches = match_frame(obs, t, cfg, [objs.tracked(o.inst.track_id) for o in obs],
+                          [objs.nearby(o.centre_w, search) for o in obs], walked)
+    for m in matches:
+        apply_match(m, fp, step.frame_pos, objs)
+    step.matched_track_ids = list(dict.fromkeys(m.obs.inst.track_id for m in matches))
+    _merge_duplicates(matches, objs, t)
+    for m in matches:  # a new object confirmed just now may be one the wearer carried here
+        rec = objs.tracked(m.obs.inst.track_id)
+        if rec is not None and rec.obs_t[-1] == t:
+            link_carried(rec, objs, t, lambda i, p, until=math.inf: ego.nearest_since(i, p, up, until))
+    seen: dict[int, float] = {}  # surviving record index -> best score of its sightings this frame
+    for m in matches:
+        rec = objs.tracked(m.obs.inst.track_id)
+        if rec is not None and (not m.far or not rec.pending):  # a far view that confirmed a move: seen there
+            seen[rec.index] = max(seen.get(rec.index, 0.0), float(m.obs.inst.score))
+    update_seen(seen, objs, t)
+    seen_here = [(m.obs.label_id, m.obs.centre_w, objs.tracked(m.obs.inst.track_id).index) for m in matches]
+    stand_ins: list[tuple[ObjectRecord, int]] = []
+    settle_gone(views_without(fp, seen, objs, seen_here, walked, stand_ins,
+                              lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position, up),
+                              lambda rec: pose.since_seen(rec.last_seen_s, t)),
+                objs, t)
+    fold_stand_ins(stand_ins, objs, t)
 
 
-def place_anew(rec: ObjectRecord, voxels: VoxelSet, start_s: float, objs: ObjectStore, t_s: float) -> None:
-    """A new placement of ``rec`` from ``start_s`` on, made of ``voxels`` (known at ``t_s``)."""
-    rec.voxels = voxels
-    rec.placements_s.append(start_s)
-    refresh_shape(rec, objs, t_s, placement=len(rec.placements_s) - 1)
+def _merge_duplicates(matches: list[Match], objs: ObjectStore, t: float) -> None:
+    """One instance covering a second node (never seen beside the first): the two are one object."""
+    for m in matches:
+        for other in m.also:
+            keep = objs.survivor(m.record)
+            other = objs.survivor(other)
+            if keep is other or co_observed(keep, other):
+                continue
+            first, second = (keep, other) if keep.index < other.index else (other, keep)
+            objs.merge(first, second, t)
 
 
 def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore) -> ObjectRecord:
@@ -136,7 +171,7 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         if not rec.states:
             rec.set_state(t, first_seen_s=t)
         if grew:
-            refresh_shape(rec, objs, t)
+            objs.reshape(rec, t)
         else:
             rec.set_state(t, label_id=rec.label_id_from_votes())
         if not carved:
@@ -168,15 +203,14 @@ def carry(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> 
         rec.pending, rec.pending_voxels, rec.moving = [], VoxelSet(), False
         if not rec.states:
             rec.set_state(fp.t_s, first_seen_s=fp.t_s)
-        rec.set_state(fp.t_s, position_w=o.centre_w, label_id=rec.label_id_from_votes())
-        objs.sync(rec)
+        objs.follow(rec, fp.t_s, o.centre_w)
         return True
     if not rec.carried:
         return False
     rec.carry_t.append(fp.t_s)  # put down here
     voxels = VoxelSet()
     voxels.add(o.voxels, objs.cfg.map.max_voxels_per_object)
-    place_anew(rec, voxels, fp.t_s, objs, fp.t_s)
+    objs.place_anew(rec, voxels, fp.t_s, fp.t_s)
     _keyframe(rec, o, fp, int(rec.obs_frame[-1]), objs)
     return True
 
@@ -193,7 +227,7 @@ def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> 
     if not len(idx):
         return False
     through = ~o.inst.mask[vi, ui] & np.isfinite(d) & (d > zi + depth_tol(zi, cfg))
-    if through.sum() < max(3, cfg.association.carve_min_frac * len(idx)):
+    if through.sum() < max(cfg.association.carve_min_points, cfg.association.carve_min_frac * len(idx)):
         return False
     rec.voxels.remove(idx[through])
     return True
@@ -210,7 +244,7 @@ def _pending_move(rec: ObjectRecord, o: Obs, objs: ObjectStore, t: float) -> Non
     if len(rec.pending) >= cfg.association.move_confirm + in_hand:
         start, voxels = rec.pending[0][0], rec.pending_voxels
         rec.pending, rec.pending_voxels = [], VoxelSet()
-        place_anew(rec, voxels, start, objs, t)
+        objs.place_anew(rec, voxels, start, t)
 
 
 def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, objs: ObjectStore) -> None:
@@ -220,7 +254,7 @@ def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, ob
         return
     box = o.inst.box_xyxy if o.inst.box_xyxy is not None else _box(o.inst.mask)
     ref = KeyframeRef(f.t_s, (int(f.index) if f.index >= 0 else frame_pos), tuple(float(v) for v in box),
-                      visibility_score(o.inst.mask, o.inst.score))
+                      visibility_score(o.inst.mask, o.inst.score, objs.cfg.keyframes))
     view = f.T_world_cam.t - rec.position
     view = view / max(np.linalg.norm(view), 1e-9)
     changed = consider_keyframe(rec, ref, view, objs.cfg)
@@ -230,34 +264,6 @@ def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, ob
             objs.images.release(victim.ref.frame_index)
 
 
-def merge(keep: ObjectRecord, gone: ObjectRecord, objs: ObjectStore, t: float, with_voxels: bool = True,
-          with_tracks: bool = True) -> None:
-    """Fold ``gone`` into ``keep`` from time t on (both histories stay readable before t); ``with_voxels``
-    False when ``gone``'s points were misplaced (its place was seen empty); ``with_tracks`` False when
-    ``gone``'s tracker ids may be another object's (they are unbound, not passed to ``keep``)."""
-    gone.merged_into = (t, keep)
-    keep.merges.append((t, gone))
-    if with_voxels:
-        keep.voxels.add(gone.voxels, objs.cfg.map.max_voxels_per_object)
-    for k, w in gone.votes.items():
-        keep.votes[k] = keep.votes.get(k, 0.0) + w
-    for kf in gone.live_keyframes():
-        kf.removed_s = t
-        objs.images.release(kf.ref.frame_index)
-    if not math.isnan(gone.belief) and not gone.belief <= keep.belief:  # the stronger belief of the two
-        set_presence(keep, objs, t, gone.belief)
-    keep.set_state(t, n_obs_offset=keep.state.n_obs_offset + gone.n_obs_live(),
-                   first_seen_s=min(keep.state.first_seen_s, gone.state.first_seen_s))
-    for tid, idx in list(objs.track_map.items()):
-        if idx == gone.index:
-            if with_tracks:
-                objs.track_map[tid] = keep.index
-            else:
-                del objs.track_map[tid]
-    objs.retire(gone)
-    refresh_shape(keep, objs, t)
-
-
 def settle_gone(gone: list[ObjectRecord], objs: ObjectStore, t_s: float) -> None:
     """Objects that became gone this frame (presence.py): a tentative one explained by a confirmed
     neighbour was a misplaced or confused view of it, and is folded into it (without its points)."""
@@ -265,7 +271,7 @@ def settle_gone(gone: list[ObjectRecord], objs: ObjectStore, t_s: float) -> None
         if rec.merged_into is None and tentative(rec, objs.cfg):
             keep = _explained_by(rec, objs)
             if keep is not None:  # a confused label's track may be another object's: not bound to the neighbour
-                merge(keep, rec, objs, t_s, with_voxels=False,
+                objs.merge(keep, rec, t_s, with_voxels=False,
                       with_tracks=keep.label_id_from_votes() == rec.label_id_from_votes())
 
 
@@ -324,9 +330,9 @@ def link_carried(rec: ObjectRecord, objs: ObjectStore, t_s: float, nearest_since
     keep = found[0]
     voxels = VoxelSet()
     voxels.add(rec.voxels, objs.cfg.map.max_voxels_per_object)
-    merge(keep, rec, objs, t_s, with_voxels=False)
+    objs.merge(keep, rec, t_s, with_voxels=False)
     keep.pending, keep.pending_voxels, keep.moving = [], VoxelSet(), False
-    place_anew(keep, voxels, first, objs, t_s)
+    objs.place_anew(keep, voxels, first, t_s)
     log.debug("t=%.3fs: %s is %s carried to %s", t_s, rec.node_id, keep.node_id, np.round(keep.position, 2))
     return True
 
@@ -345,4 +351,4 @@ def fold_stand_ins(stand_ins: list[tuple[ObjectRecord, int]], objs: ObjectStore,
         if (rec is keep or rec.merged_into is not None or rec.stood_in_for.get(k, 0) < n_min
                 or rec.label_id_from_votes() != keep.label_id_from_votes() or co_observed(rec, keep)):
             continue
-        merge(keep, rec, objs, t_s, with_voxels=False)
+        objs.merge(keep, rec, t_s, with_voxels=False)

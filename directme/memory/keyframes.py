@@ -7,18 +7,19 @@ from typing import Optional
 
 import numpy as np
 
-from .config import MemoryConfig
+from .config import KeyframeConfig, MemoryConfig
 from .objects import KeyframeEntry, ObjectRecord
 from .snapshot import KeyframeRef
 
 
 
-def visibility_score(mask: np.ndarray, score: float) -> float:
-    """Detector score times how much of the image the object fills, halved when cut by the border."""
+def visibility_score(mask: np.ndarray, score: float, cfg: KeyframeConfig) -> float:
+    """Detector score times how much of the image the object fills (``keyframes.full_area``: all of it), scaled
+    by ``keyframes.border_scale`` when cut by the border (area counted on every second pixel)."""
     h, w = mask.shape
     area = float(np.count_nonzero(mask[::2, ::2])) * 4.0 / (h * w)
     touches = mask[0].any() or mask[-1].any() or mask[:, 0].any() or mask[:, -1].any()
-    return float(score) * min(1.0, area / 0.05) * (0.5 if touches else 1.0)
+    return float(score) * min(1.0, area / cfg.full_area) * (cfg.border_scale if touches else 1.0)
 
 
 def _angle_deg(a: tuple[float, ...], b: tuple[float, ...]) -> float:
@@ -29,7 +30,7 @@ def _angle_deg(a: tuple[float, ...], b: tuple[float, ...]) -> float:
 def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray, cfg: MemoryConfig) -> list:
     """Maybe add ``ref`` to the object's keyframes; returns [(added entry or None), removed entries...].
 
-    A candidate must be ``keyframe_min_gap_s`` from every kept keyframe. It is added while there is room
+    A candidate must be ``keyframes.min_gap_s`` from every kept keyframe. It is added while there is room
     if it shows a new viewpoint (or is much clearer than the nearest view); when full it replaces the
     keyframe adding least (visibility x angular novelty) if it adds clearly more.
     """
@@ -50,7 +51,7 @@ def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray,
     if len(live) < cfg.keyframes.max_per_object and novel:
         victim = None
     elif not novel:
-        if ref.visibility < 1.5 * live[nearest].ref.visibility + 1e-9:
+        if ref.visibility < cfg.keyframes.clearer_ratio * live[nearest].ref.visibility + 1e-9:
             return []
         victim = live[nearest]
     else:
@@ -61,7 +62,7 @@ def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray,
         dirs_vis = [k.ref.visibility for k in live] + [ref.visibility]
         worths = [worth(i, dirs) for i in range(len(dirs))]
         weakest = min(range(len(live)), key=worths.__getitem__)
-        if worths[-1] < 1.2 * worths[weakest] + 1e-9:
+        if worths[-1] < cfg.keyframes.replace_ratio * worths[weakest] + 1e-9:
             return []
         victim = live[weakest]
     if victim is not None:

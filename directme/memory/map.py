@@ -7,6 +7,7 @@ from typing import Optional
 import numpy as np
 
 from ..geometry import Intrinsics, Pose, mask_pixels, median
+from .sections import MapConfig
 
 _BITS = 21
 _OFF = 1 << (_BITS - 1)
@@ -47,9 +48,11 @@ class FrameLift:
     stride: int
     eye_w: np.ndarray  # camera centre
     full: tuple  # (depth_m, intrinsics, T_world_cam, max_depth_m) for small masks at full resolution
+    cfg: MapConfig  # the settings (``map.pixel_stride``, ``map.max_depth_m``, the inlier and back-side ones)
 
     @staticmethod
-    def compute(depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose, stride: int, max_depth_m: float) -> "FrameLift":
+    def compute(depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose, cfg: MapConfig) -> "FrameLift":
+        stride, max_depth_m = cfg.pixel_stride, cfg.max_depth_m
         d = depth_m[::stride, ::stride].astype(np.float64)
         valid = np.isfinite(d) & (d > 0) & (d <= max_depth_m)
         vs = np.arange(0, depth_m.shape[0], stride, dtype=np.float64)[:, None]
@@ -57,7 +60,7 @@ class FrameLift:
         z = np.where(valid, d, np.nan)
         cam = np.stack([(us - K.cx) / K.fx * z, (vs - K.cy) / K.fy * z, z], axis=-1)
         return FrameLift(cam @ T_world_cam.R.T + T_world_cam.t, z, valid, stride, T_world_cam.t.copy(),
-                         (depth_m, K, T_world_cam, max_depth_m))
+                         (depth_m, K, T_world_cam, max_depth_m), cfg)
 
     def dense_points(self, mask: np.ndarray) -> np.ndarray:
         """All valid pixels of a (small) mask, lifted at full resolution."""
@@ -66,26 +69,27 @@ class FrameLift:
         z = depth[vs, us].astype(np.float64)
         ok = np.isfinite(z) & (z > 0) & (z <= max_d)
         vs, us, z = vs[ok], us[ok], z[ok]
-        if len(z) >= 8:
-            keep = _inliers(z)
+        if len(z) >= self.cfg.inlier_min_px:
+            keep = _inliers(z, self.cfg)
             vs, us, z = vs[keep], us[keep], z[keep]
         cam = np.stack([(us - K.cx) / K.fx * z, (vs - K.cy) / K.fy * z, z], axis=1)
         return cam @ T.R.T + T.t
 
-    def instance_points(self, mask: np.ndarray, up_w: Optional[np.ndarray] = None, ring_px: int = 2) -> np.ndarray:
+    def instance_points(self, mask: np.ndarray, up_w: Optional[np.ndarray] = None) -> np.ndarray:
         """The instance's lifted points plus, with ``up_w``, a guess of its hidden back side.
 
         Seen face-on, an object's points are a flat shell and their centre is too near. When the shell is
-        flat (depth along the horizontal view direction < a quarter of its width) and there is ample free
-        space behind it (upper quartile of the depth around its silhouette is 1.5 widths farther), the
-        object is assumed as deep as it is wide: a picture on a wall stays flat, a free-standing plant
-        gets its back.
+        flat (depth along the horizontal view direction < ``map.back_flat_ratio`` of its width) and there is
+        ample free space behind it (the ``map.back_ring_quantile`` of the depth in a ring around its
+        silhouette is ``map.back_free_widths`` widths farther), the object is assumed as deep as it is wide:
+        a picture on a wall stays flat, a free-standing plant gets its back.
         """
+        c = self.cfg
         m = mask[:: self.stride, :: self.stride]
         inside = m & self.valid
-        if np.count_nonzero(inside) < 16 and self.stride > 1:
+        if np.count_nonzero(inside) < c.dense_below_px and self.stride > 1:
             return self.dense_points(mask)
-        inside &= depth_inliers(self.depth, inside)
+        inside &= depth_inliers(self.depth, inside, c)
         pts = self.points_w[inside]
         if up_w is None or not len(pts):  # no valid depth under the mask: nothing to lift
             return pts
@@ -98,34 +102,35 @@ class FrameLift:
         across = np.array([up_w[1] * fwd[2] - up_w[2] * fwd[1], up_w[2] * fwd[0] - up_w[0] * fwd[2],
                            up_w[0] * fwd[1] - up_w[1] * fwd[0]])  # up x forward
         width, depth = float(np.ptp(pts @ across)), float(np.ptp(pts @ fwd))
-        if depth > 0.25 * width or width < 0.1:
+        if depth > c.back_flat_ratio * width or width < c.back_min_width_m:
             return pts
         grown = m.copy()
-        for sh in range(1, ring_px + 1):
+        for sh in range(1, c.back_ring_px + 1):
             grown[sh:] |= m[:-sh]
             grown[:-sh] |= m[sh:]
             grown[:, sh:] |= m[:, :-sh]
             grown[:, :-sh] |= m[:, sh:]
         ring = self.depth[grown & ~m & self.valid]
-        if len(ring) < 3:
+        if len(ring) < c.back_min_ring_px:
             return pts
-        gap = float(np.percentile(ring, 75)) - median(self.depth[inside])
-        if gap < 1.5 * width:
+        gap = float(np.percentile(ring, 100 * c.back_ring_quantile)) - median(self.depth[inside])
+        if gap < c.back_free_widths * width:
             return pts
         return np.concatenate([pts, pts + (width - depth) * fwd])
 
 
-def _inliers(z: np.ndarray) -> np.ndarray:
-    """Depths near the median (3 robust sigmas, at least 10% of the depth): drops background pixels
-    a loose mask picked up and wild depth noise, keeps the object's own depth range."""
+def _inliers(z: np.ndarray, cfg: MapConfig) -> np.ndarray:
+    """Depths near the median (``map.inlier_sigmas`` robust sigmas, at least ``map.inlier_min_rel`` of the
+    depth): drops background pixels a loose mask picked up and wild depth noise, keeps the object's own depth
+    range. (1.4826 x the median absolute deviation is the standard deviation of normal noise.)"""
     med = median(z)
     mad = median(np.abs(z - med))
-    return np.abs(z - med) <= max(3.0 * 1.4826 * mad, 0.1 * med)
+    return np.abs(z - med) <= max(cfg.inlier_sigmas * 1.4826 * mad, cfg.inlier_min_rel * med)
 
 
-def depth_inliers(depth: np.ndarray, inside: np.ndarray) -> np.ndarray:
+def depth_inliers(depth: np.ndarray, inside: np.ndarray, cfg: MapConfig) -> np.ndarray:
     out = np.zeros_like(inside)
-    out[inside] = _inliers(depth[inside])
+    out[inside] = _inliers(depth[inside], cfg)
     return out
 
 

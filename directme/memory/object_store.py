@@ -4,21 +4,32 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
 from .._atomic import StateError, column
+from . import ingest
 from .buffers import canonical_nans
+from .component import FrameStep, State
 from .config import MemoryConfig
 from .keyframes import ImageStore
+from .map import VoxelSet, trimmed_box
 from .objects import KeyframeEntry, ObjectRecord
 from .snapshot import KeyframeRef
 from .timeline import Timeline
 
+IMAGE = "image/"  # the arrays of the keyframe images (JPEG bytes) are named IMAGE + their frame index
+
 
 class ObjectStore:
-    """Owns the objects' state; ingest.py changes it through these methods and the records themselves."""
+    """The object table component: owns the objects' state. A frame updates it in ``update`` (ingest.py, presence.py);
+    what changes an object's place, shape, presence or merges goes through the command methods here
+    (``reshape``, ``place_anew``, ``transform``, ``follow``, ``set_presence``, ``merge``), which keep the live
+    columns in sync with the records."""
+
+    key = "objects"
+    sections = ("association", "map", "keyframes", "gone")
 
     def __init__(self, cfg: MemoryConfig) -> None:
         self.cfg = cfg
@@ -81,7 +92,77 @@ class ObjectStore:
         rec.log = self.timeline
         return rec
 
-    def sync(self, rec: ObjectRecord) -> None:
+    def update(self, step: FrameStep) -> None:
+        """This frame's instances matched to the objects, applied, merged; presence updated (ingest.py)."""
+        ingest.ingest_frame(self, step)
+
+    # ------------------------------------------------------------------ commands (they keep the columns in sync)
+    def reshape(self, rec: ObjectRecord, t_s: float, **changes) -> None:
+        """Recompute position and extent from the voxels (and the label from the votes), with ``changes``."""
+        centre, extent = trimmed_box(rec.voxels.points(), self.cfg.map.position_trim)
+        rec.set_state(t_s, position_w=centre, extent_m=extent, label_id=rec.label_id_from_votes(), **changes)
+        self._sync(rec)
+
+    def place_anew(self, rec: ObjectRecord, voxels: VoxelSet, start_s: float, t_s: float) -> None:
+        """A new placement of ``rec`` from ``start_s`` on, made of ``voxels`` (known at ``t_s``)."""
+        rec.voxels = voxels
+        rec.placements_s.append(start_s)
+        self.reshape(rec, t_s, placement=len(rec.placements_s) - 1)
+
+    def transform(self, rec: ObjectRecord, D: np.ndarray, t_s: float) -> None:
+        """Move ``rec``'s points by the rigid transform ``D`` (a pose correction of the frames it was mapped in)."""
+        rec.voxels = rec.voxels.transformed(D, self.cfg.map.voxel_m)
+        self.reshape(rec, t_s)
+
+    def follow(self, rec: ObjectRecord, t_s: float, position_w: np.ndarray) -> None:
+        """``rec`` is at ``position_w`` now (carried by the wearer: its points are not updated)."""
+        rec.set_state(t_s, position_w=position_w, label_id=rec.label_id_from_votes())
+        self._sync(rec)
+
+    def set_presence(self, rec: ObjectRecord, t_s: float, logodds: float) -> bool:
+        """Log the belief; update the reported state when presence flips. Returns whether it became gone."""
+        rec.set_belief(t_s, logodds)
+        self.live_belief[rec.index] = logodds
+        present = 1.0 / (1.0 + math.exp(-logodds)) >= self.cfg.gone.present_p
+        if present == rec.state.present:
+            return False
+        if present:
+            rec.set_state(t_s, present=True, gone_since_s=math.nan)
+        else:
+            was = any(s.present for s in rec.states if s.t_s < t_s)  # present before: gone; else never confirmed
+            since = rec.first_miss_s if rec.first_miss_s < math.inf else t_s
+            rec.set_state(t_s, present=False, gone_since_s=since if was else math.nan)
+        self._sync(rec)
+        return not present
+
+    def merge(self, keep: ObjectRecord, gone: ObjectRecord, t_s: float, with_voxels: bool = True,
+              with_tracks: bool = True) -> None:
+        """Fold ``gone`` into ``keep`` from ``t_s`` on (both histories stay readable before); ``with_voxels`` False
+        when ``gone``'s points were misplaced (its place was seen empty); ``with_tracks`` False when ``gone``'s
+        tracker ids may be another object's (they are unbound, not passed to ``keep``)."""
+        gone.merged_into = (t_s, keep)
+        keep.merges.append((t_s, gone))
+        if with_voxels:
+            keep.voxels.add(gone.voxels, self.cfg.map.max_voxels_per_object)
+        for k, w in gone.votes.items():
+            keep.votes[k] = keep.votes.get(k, 0.0) + w
+        for kf in gone.live_keyframes():
+            kf.removed_s = t_s
+            self.images.release(kf.ref.frame_index)
+        if not math.isnan(gone.belief) and not gone.belief <= keep.belief:  # the stronger belief of the two
+            self.set_presence(keep, t_s, gone.belief)
+        keep.set_state(t_s, n_obs_offset=keep.state.n_obs_offset + gone.n_obs_live(),
+                       first_seen_s=min(keep.state.first_seen_s, gone.state.first_seen_s))
+        for tid, idx in list(self.track_map.items()):
+            if idx == gone.index:
+                if with_tracks:
+                    self.track_map[tid] = keep.index
+                else:
+                    del self.track_map[tid]
+        self._retire(gone)
+        self.reshape(keep, t_s)
+
+    def _sync(self, rec: ObjectRecord) -> None:
         """Mirror a record's reported state into the live columns used for search and gone checks."""
         i = rec.index
         self.live_pos[i] = rec.position
@@ -91,7 +172,7 @@ class ObjectStore:
         self.live_belief[i] = rec.belief if rec.pres_l else 0.0
         self.merged_t[i] = math.inf if rec.merged_into is None else rec.merged_into[0]
 
-    def retire(self, rec: ObjectRecord) -> None:
+    def _retire(self, rec: ObjectRecord) -> None:
         self.live_present[rec.index] = False
         self.live_alive[rec.index] = False
         self.merged_t[rec.index] = math.inf if rec.merged_into is None else rec.merged_into[0]
@@ -115,8 +196,9 @@ class ObjectStore:
         return rec
 
     # ------------------------------------------------------------------ persistence
-    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """(JSON-able metadata, named arrays) of the whole table."""
+    def to_state(self) -> State:
+        """(JSON-able metadata, named arrays) of the whole table; its keyframe images are the arrays
+        ``image/<frame index>`` (JPEG bytes)."""
         meta = {
             "labels": self.labels, "track_map": [[int(k), int(v)] for k, v in self.track_map.items()],
             "image_refs": [[int(k), int(v)] for k, v in self.images.refs.items()],
@@ -137,23 +219,23 @@ class ObjectStore:
             arrays[f"obj/{name}/len"] = np.array([len(p) for p in parts], np.int64)
             if parts:
                 arrays[f"obj/{name}/data"] = np.concatenate(parts)
+        arrays.update({f"{IMAGE}{k}": np.frombuffer(v, np.uint8) for k, v in self.images.images.items()})
         return meta, canonical_nans(arrays)
 
-    def image_arrays(self) -> dict[str, np.ndarray]:
-        return {str(k): np.frombuffer(v, np.uint8) for k, v in self.images.images.items()}
-
-    @staticmethod
-    def from_state(cfg: MemoryConfig, meta: dict[str, Any], arrays: dict[str, np.ndarray],
-                   images: dict[int, bytes], ego_t: Optional[np.ndarray] = None) -> "ObjectStore":
-        """The table saved by ``to_state``, checked (ids in range, logs in time order; with the ego log's
-        times ``ego_t``, each observation at the time of the ego frame it names)."""
+    @classmethod
+    def from_state(cls, cfg: MemoryConfig, state: State, loaded: Mapping[str, Any]) -> "ObjectStore":
+        """The table saved by ``to_state``, checked (ids in range, logs in time order; with the ego log loaded
+        before it, each observation at the time of the ego frame it names)."""
+        meta, arrays = state
+        images = {int(k[len(IMAGE):]): v.tobytes() for k, v in arrays.items() if k.startswith(IMAGE)}
+        ego_t = loaded["ego"].t.view() if "ego" in loaded else None
         labels, objs = meta.get("labels"), meta.get("objects")
         if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels) or \
                 len(set(labels)) != len(labels):
             raise StateError("labels", "must be a list of distinct strings")
         if not isinstance(objs, list) or not all(isinstance(om, dict) for om in objs):
             raise StateError("objects", "must be a list of objects")
-        store = ObjectStore(cfg)
+        store = cls(cfg)
         for lab in labels:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
@@ -194,9 +276,9 @@ class ObjectStore:
             rec.merges = [(float(t), store.records[j]) for t, j in om["merges"]]
             if into is not None:
                 rec.merged_into = (float(into[0]), store.records[into[1]])
-            store.sync(rec)
+            store._sync(rec)
             if rec.merged_into is not None:
-                store.retire(rec)
+                store._retire(rec)
         store.timeline.rebuild(store.records)
         store.track_map = {int(k): int(v) for k, v in meta["track_map"]}
         if any(not 0 <= v < n for v in store.track_map.values()):

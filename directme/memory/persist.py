@@ -1,12 +1,15 @@
 """Saving the memory's components to a directory and loading them back (no pickle).
 
-Each component writes and reads its own state (``to_state`` / ``from_state``, which also check it); this
-module only owns the files. Layout: ``memory.json`` (format version, config and each component's metadata),
-``arrays.npz`` (the ego log, the place log and every per-object column concatenated over objects with a
-length array), ``images.npz`` (keyframe JPEG bytes by frame index) and ``manifest.json`` (size and sha256
-of each). How a save reaches the disk - a temporary sibling directory renamed into place, the manifest,
-the recovery rule after a crash - is directme/_atomic.py's. Formats 1 and 2 (written before manifests;
-format 1 also before the ego log kept intrinsics and the config had sections) are read without checksums.
+Each component (component.py) hands out and takes back its own state (``to_state`` / ``from_state``, which
+also checks it); this module only owns the files. Layout of format 4: ``memory.json`` (format version,
+config, and under ``components`` each component's metadata by its key), ``arrays.npz`` (each component's
+arrays, named ``<key>/<name>``), ``images.npz`` (the arrays named ``<key>/image/<frame index>``: keyframe
+JPEG bytes) and ``manifest.json`` (size and sha256 of each). How a save reaches the disk - a temporary
+sibling directory renamed into place, the manifest, the recovery rule after a crash - is
+directme/_atomic.py's. Formats 1-3 kept every component's metadata in one flat dict and the arrays under their
+plain names: they are split into the components' states on load (``_split_flat``); formats 1 and 2 (written
+before manifests; format 1 also before the ego log kept intrinsics and the config had sections) are read
+without checksums.
 """
 from __future__ import annotations
 
@@ -15,49 +18,50 @@ import math
 import warnings
 import zipfile
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Mapping, Union
 
 import numpy as np
 
 from .._atomic import MANIFEST, RESTORE, StateError, read_json, resolve, save_dir, verify
 from ..errors import InvalidInputError, InvalidSaveError
+from .component import MemoryComponent, State
 from .config import MemoryConfig
-from .drift import DriftCorrector
 from .ego_log import EgoLog
-from .object_store import ObjectStore
+from .object_store import IMAGE, ObjectStore
 from .places import PlaceClusterer
+from .pose import PoseCorrector
+from .pose.heading import HeadingTracker
+from .pose.relocalize import Relocaliser
+from .pose.scan import ScanMatcher
+from .pose.vertical import VerticalEstimator
 
-FORMAT = "directme-memory/3"
+FORMAT = "directme-memory/4"
 UNSEALED = ("directme-memory/1", "directme-memory/2")  # written before manifests: loaded without checksums
-READS = (*UNSEALED, FORMAT)
+FLAT = (*UNSEALED, "directme-memory/3")  # one flat metadata dict for all components: split on load
+READS = (*FLAT, FORMAT)
 KIND = "memory"
 FILES = ("memory.json", "arrays.npz", "images.npz")
 MAX_INFLATE = 1000  # a compressed array member may expand at most this much (np.savez stores them uncompressed)
+# every component of a save, in the order they are loaded (a component may read those before it)
+COMPONENTS: dict[str, Any] = {c.key: c for c in (VerticalEstimator, HeadingTracker, ScanMatcher, Relocaliser,
+                                                   PoseCorrector, EgoLog, PlaceClusterer, ObjectStore)}
 
 
-@dataclass(frozen=True, eq=False)
-class MemoryParts:
-    """The components that make up a SpatialMemory's state."""
-
-    cfg: MemoryConfig
-    objects: ObjectStore
-    ego: EgoLog
-    drift: DriftCorrector
-    places: PlaceClusterer
-
-
-def save_memory(parts: MemoryParts, directory: Union[str, Path]) -> Path:
-    """Write the memory to ``directory`` crash-safely (directme/_atomic.py): a new, empty or earlier-save
-    directory; the previous save stays whole until the new one is complete."""
-    obj_meta, obj_arrays = parts.objects.to_state()
-    ego_meta, ego_arrays = parts.ego.to_state()
-    meta = {"format": FORMAT, "config": parts.cfg.to_dict(), **obj_meta, **ego_meta,
-            "place_tags": parts.places.place_tag, **parts.drift.to_state()}
-    arrays = {**ego_arrays, "frame_place": np.array(parts.places.frame_place, np.int32), **obj_arrays,
-              **parts.drift.to_arrays()}
-    images = parts.objects.image_arrays()
+def save_memory(cfg: MemoryConfig, parts: Mapping[str, MemoryComponent], directory: Union[str, Path]) -> Path:
+    """Write the components ``parts`` (by key) to ``directory`` crash-safely (directme/_atomic.py): a new, empty
+    or earlier-save directory; the previous save stays whole until the new one is complete."""
+    if set(parts) != set(COMPONENTS):
+        raise InvalidInputError(f"a memory save holds the components {sorted(COMPONENTS)}, got {sorted(parts)}")
+    components: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
+    images: dict[str, np.ndarray] = {}
+    for key, part in parts.items():
+        meta, own = part.to_state()
+        components[key] = meta
+        for name, a in own.items():
+            (images if name.startswith(IMAGE) else arrays)[f"{key}/{name}"] = a
+    meta = {"format": FORMAT, "config": cfg.to_dict(), "components": components}
 
     def write(d: Path) -> None:
         with open(d / "arrays.npz", "xb") as f:
@@ -69,9 +73,9 @@ def save_memory(parts: MemoryParts, directory: Union[str, Path]) -> Path:
     return save_dir(directory, KIND, write, legacy=FILES)
 
 
-def load_memory(directory: Union[str, Path]) -> MemoryParts:
-    """Load a memory saved by ``save_memory``: checksums (manifest.json), then the state's consistency;
-    any problem raises InvalidSaveError naming the file."""
+def load_memory(directory: Union[str, Path]) -> tuple[MemoryConfig, dict[str, Any]]:
+    """Load a memory saved by ``save_memory``: checksums (manifest.json), then each component's state, checked;
+    any problem raises InvalidSaveError naming the file. Returns the config and the components by key."""
     d = resolve(directory)
     path = d / "memory.json"
     sealed = (d / MANIFEST).exists() or (d / MANIFEST).is_symlink()
@@ -96,24 +100,60 @@ def load_memory(directory: Union[str, Path]) -> MemoryParts:
     except (InvalidInputError, TypeError, ValueError, KeyError, AttributeError) as e:
         raise InvalidSaveError(f"{path}: its 'config' is not a valid MemoryConfig ({e}); {RESTORE}") from None
     arrays = _read_npz(d / "arrays.npz")
-    images_raw = _read_npz(d / "images.npz")
+    images = _read_npz(d / "images.npz")
+    loaded: dict[str, Any] = {}
+    key, state = "", ({}, {})
     try:
-        images = {int(k): v.tobytes() for k, v in images_raw.items()}
-        ego = EgoLog.from_state(meta, arrays)
-        places = PlaceClusterer(cfg.places.eps_m)
-        places.restore(arrays.get("frame_place"), meta.get("place_tags"), ego.T.view()[:, :3, 3])
-        objects = ObjectStore.from_state(cfg, meta, arrays, images, ego.t.view())
-        drift = DriftCorrector.from_state(cfg, meta, arrays)
+        states = _split_flat(meta, arrays, images) if fmt in FLAT else _split(meta, arrays, images)
+        for key, cls in COMPONENTS.items():
+            state = states[key]
+            loaded[key] = cls.from_state(cfg, state, loaded)
     except StateError as e:
-        where = d / ("arrays.npz" if e.key in arrays else "memory.json")
-        raise InvalidSaveError(f"{where}: '{e.key}' {e.problem} - the save is inconsistent (edited or damaged); "
+        in_arrays = e.key in state[1] or e.key in arrays
+        where = d / ("arrays.npz" if in_arrays else "memory.json")
+        name = f"{key}/{e.key}" if fmt == FORMAT and in_arrays else e.key
+        raise InvalidSaveError(f"{where}: '{name}' {e.problem} - the save is inconsistent (edited or damaged); "
                                f"{RESTORE}") from None
     except InvalidSaveError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
         raise InvalidSaveError(f"{path} and {d / 'arrays.npz'}: the saved state is malformed ({type(e).__name__}: "
                                f"{e}); {RESTORE}") from None
-    return MemoryParts(cfg, objects, ego, drift, places)
+    return cfg, loaded
+
+
+def _split(meta: dict[str, Any], arrays: dict[str, np.ndarray], images: dict[str, np.ndarray]) -> dict[str, State]:
+    """Each component's state in a format-4 save: its metadata and its arrays (``<key>/`` taken off)."""
+    components = meta.get("components")
+    if not isinstance(components, dict):
+        raise StateError("components", "must be a mapping of each component's state")
+    out = {}
+    for key in COMPONENTS:
+        if not isinstance(components.get(key), dict):
+            raise StateError("components", f"lacks the state of '{key}'")
+        own = {name[len(key) + 1:]: a for name, a in (*arrays.items(), *images.items()) if name.startswith(key + "/")}
+        out[key] = (components[key], own)
+    return out
+
+
+def _split_flat(meta: dict[str, Any], arrays: dict[str, np.ndarray], images: dict[str, np.ndarray]) -> dict[str, State]:
+    """Each component's state in a save of formats 1-3 (one flat metadata dict; arrays and images under plain
+    names, each component's distinct): what each component reads now, from the keys it was saved under then."""
+    heading = {**meta.get("heading", {}), "corrections": meta.get("heading_corrections", [])}
+    vertical = meta.get("vertical") or {}
+    if vertical.get("up") is None and vertical.get("hint") is None:  # the estimator never ran (or predates it):
+        up = heading.get("up") if heading.get("up") is not None else meta.get("up_world")  # the vertical used then
+        vertical = {"up": up} if up is not None else {}
+    return {
+        "vertical": (vertical, arrays), "heading": (heading, {}), "scan": (meta.get("scan", {}), arrays),
+        "relocalisation": ({"pairs": meta.get("reloc_pairs", []), "used": meta.get("reloc_used", []),
+                            "aligned": meta.get("reloc_aligned", []),
+                            "corrections": meta.get("relocalisations", [])}, {}),
+        "pose": ({"T_mem_input": meta.get("T_mem_input", np.eye(4).tolist()),
+                  "recent": meta.get("recent_corrections", [])}, {}),
+        "ego": (meta, arrays), "places": ({"tags": meta.get("place_tags")}, arrays),
+        "objects": (meta, {**arrays, **{IMAGE + k: v for k, v in images.items()}}),
+    }
 
 
 def _read_npz(path: Path) -> dict[str, Any]:

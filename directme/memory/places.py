@@ -7,15 +7,24 @@ index is logged, so the places as of any t are recomputed exactly from the frame
 from __future__ import annotations
 
 from array import array
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
 
 from .._atomic import StateError, column
+from .component import FrameStep, State
 from .snapshot import PlaceNode
+
+if TYPE_CHECKING:
+    from .config import MemoryConfig
 
 
 class PlaceClusterer:
+    """The places component: the per-frame place log and the places' running centres."""
+
+    key = "places"
+    sections = ("places",)
+
     def __init__(self, eps_m: float) -> None:
         self.eps_m = float(eps_m)
         self.frame_place = array("i")  # place index of every ego frame
@@ -26,6 +35,10 @@ class PlaceClusterer:
         self._cache: tuple[int, dict] = (-1, {})
         self._nodes: dict[tuple[int, int], PlaceNode] = {}  # (place, its frames so far) -> node: a place is
         # determined by its own first frames, so a view at another time reuses the nodes of places not visited since
+
+    def update(self, step: FrameStep) -> None:
+        """Put the frame (logged by the ego log) in its place."""
+        self.add(step.ego.T[step.frame_pos][:3, 3].astype(np.float64), step.fp.scene_tag)
 
     def add(self, position_w: np.ndarray, tag: Optional[str]) -> int:
         tag = tag or "unknown"
@@ -90,6 +103,16 @@ class PlaceClusterer:
 
     def place_of_frame(self, frame_pos: int) -> Optional[str]:
         return None if frame_pos < 0 else self._ids[self.frame_place[frame_pos]]
+
+    def to_state(self) -> State:
+        return {"tags": list(self.place_tag)}, {"frame_place": np.array(self.frame_place, np.int32)}
+
+    @classmethod
+    def from_state(cls, cfg: "MemoryConfig", state: State, loaded: Mapping[str, Any]) -> "PlaceClusterer":
+        """The places saved by ``to_state``, with the ego log loaded before them (one place per ego frame)."""
+        places = cls(cfg.places.eps_m)
+        places.restore(state[1].get("frame_place"), state[0].get("tags"), loaded["ego"].T.view()[:, :3, 3])
+        return places
 
     def restore(self, frame_place: np.ndarray, tags: list[str], positions_w: np.ndarray) -> None:
         """Rebuild from a saved per-frame place log (checked: one place per ego frame, in range)."""

@@ -22,7 +22,7 @@ as of any past t is read back exactly.
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -30,8 +30,10 @@ from ..types import Frame, FramePerception
 from .appearance import still_shows
 from .association import co_observed
 from .config import GoneConfig, MemoryConfig
-from .object_store import ObjectStore
 from .objects import ObjectRecord
+
+if TYPE_CHECKING:
+    from .object_store import ObjectStore
 
 
 def scene_depth_at(pts_w: np.ndarray, f: Frame, margin_px: int, min_z_m: float) -> tuple[np.ndarray, ...]:
@@ -60,7 +62,7 @@ def logit(p: float) -> float:
 def sighting(rec: ObjectRecord, score: float, cfg: GoneConfig) -> float:
     """The belief after one more sighting with detector score ``score``."""
     hit = math.log(cfg.p_detect / cfg.p_false)
-    s = min(max(float(score), 0.02), 0.98)
+    s = min(max(float(score), cfg.score_clip), 1.0 - cfg.score_clip)
     first = logit(cfg.prior) + (logit(s) if cfg.first_from_score else hit)
     l0 = rec.belief
     # seen now, it is there now: never below what a first sighting says (it may have come back)
@@ -82,31 +84,13 @@ def absence(p_d: float, cfg: GoneConfig) -> float:
     return math.log((1.0 - p_d) / (1.0 - cfg.p_false))
 
 
-def set_presence(rec: ObjectRecord, objs: ObjectStore, t_s: float, logodds: float) -> bool:
-    """Log the belief; update the reported state when presence flips. Returns whether it became gone."""
-    cfg = objs.cfg.gone
-    rec.set_belief(t_s, logodds)
-    objs.live_belief[rec.index] = logodds
-    present = 1.0 / (1.0 + math.exp(-logodds)) >= cfg.present_p
-    if present == rec.state.present:
-        return False
-    if present:
-        rec.set_state(t_s, present=True, gone_since_s=math.nan)
-    else:
-        was = any(s.present for s in rec.states if s.t_s < t_s)  # present before: gone; else never confirmed
-        since = rec.first_miss_s if rec.first_miss_s < math.inf else t_s
-        rec.set_state(t_s, present=False, gone_since_s=since if was else math.nan)
-    objs.sync(rec)
-    return not present
-
-
 def update_seen(seen: Mapping[int, float], objs: ObjectStore, t_s: float) -> None:
     """Sightings of this frame: record index -> best detector score."""
     cfg = objs.cfg.gone
     for i, score in seen.items():
         rec = objs.survivor(objs.records[i])
         rec.first_miss_s = math.inf
-        set_presence(rec, objs, t_s, sighting(rec, score, cfg))
+        objs.set_presence(rec, t_s, sighting(rec, score, cfg))
 
 
 def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectStore,
@@ -127,7 +111,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     duplicate never. ``approach(rec)``: the wearer's nearest approach to the object along the ground since
     it was last seen (default: the camera's distance now), for ``gone.just_seen_s``. ``since_seen(rec)``: a
     transform of the object's points (memory frame) to where the input's own motion since its last sighting puts
-    them (``DriftCorrector.since_seen``), or None: a correction that jumped since a recent sighting must not
+    them (``PoseCorrector.since_seen``), or None: a correction that jumped since a recent sighting must not
     slide the view off a thin object and read its place as free space. Returns the objects
     that are not present after this frame's evidence against them (the caller decides whether a tentative one was a misplaced view of a neighbour)."""
     cfg, gcfg, f = objs.cfg, objs.cfg.gone, fp.frame
@@ -148,7 +132,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     a = cfg.association
     for j in np.flatnonzero(in_view).tolist():
         rec = objs.records[int(idx[j])]
-        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // 32)]
+        pts = rec.voxels.pts[:: max(1, len(rec.voxels) // gcfg.view_points)]
         if not len(pts):
             continue
         position, size_j, z_j = rec.position, float(size_px[j]), float(z_c[j])
@@ -170,7 +154,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         tol = depth_tol(zi, cfg)
         reach = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # line of sight reaches the point: not occluded
         visible = reach.sum() / len(pts)
-        if reach.sum() < 3 or visible < gcfg.min_visible:
+        if reach.sum() < gcfg.min_view_points or visible < gcfg.min_visible:
             continue
         if hits:
             stand_in = next((k for k in hits if k != rec.index), None)
@@ -195,7 +179,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
             delta *= gcfg.just_seen_absence_scale  # seen a moment ago, the wearer never within reach since: a miss
         rec.first_miss_s = min(rec.first_miss_s, f.t_s)
         logodds = max(rec.belief + delta, gcfg.min_logodds)
-        set_presence(rec, objs, f.t_s, logodds)
+        objs.set_presence(rec, f.t_s, logodds)
         if not rec.state.present:
             became_gone.append(rec)
     return became_gone

@@ -8,21 +8,17 @@ from typing import Iterable, Optional, Union
 
 import numpy as np
 
-from ..geometry import Pose, default_up_world
 from ..types import FramePerception
-from .association import Match, co_observed, match_frame
+from .component import FrameStep, MemoryComponent
 from .config import MemoryConfig
-from .drift import DriftCorrector
 from .ego_log import EgoLog
 from .events import LazyChanges
 from .graph import ObjectTable, build_graph
-from .ingest import apply_match, fold_stand_ins, lift_instances, link_carried, merge, settle_gone, validate
+from .ingest import lift_instances, validate
 from .object_store import ObjectStore
-from .objects import ObjectRecord
-from .persist import MemoryParts, load_memory, save_memory
+from .persist import load_memory, save_memory
 from .places import PlaceClusterer
-from .presence import update_seen, views_without
-from .relocalize import with_pose
+from .pose import PoseCorrector
 from .snapshot import EgoTrack, KeyframeRef, LazyGraph, MemorySnapshot
 from .views import KnownRecords, LazyObjects, ViewLog
 
@@ -36,8 +32,8 @@ class SpatialMemory:
     def __init__(self, config: Optional[MemoryConfig] = None) -> None:
         self.cfg = config or MemoryConfig()
         self.objects = ObjectStore(self.cfg)
-        self.ego = EgoLog(None if self.cfg.up_world is None else np.asarray(self.cfg.up_world, dtype=np.float64))
-        self.drift = DriftCorrector(self.cfg)
+        self.ego = EgoLog()
+        self.pose = PoseCorrector(self.cfg)
         self.places = PlaceClusterer(self.cfg.places.eps_m)
         self._cache: dict = {}
         # readers (as_of) may run in several threads at once: they fill the cache under this lock
@@ -56,13 +52,26 @@ class SpatialMemory:
 
     @property
     def up_world(self) -> Optional[np.ndarray]:
-        """The world's up direction (None before the first frame unless configured)."""
-        return self.ego.up_world
+        """The world's up direction as known now (pose/vertical.py; None before the first frame unless configured)."""
+        t = self.latest_t_s
+        return self.pose.vertical.as_of(-math.inf if t is None else t)
 
     @property
     def T_mem_input(self) -> np.ndarray:
-        """The drift correction: input world frame -> memory world frame (drift.py)."""
-        return self.drift.T_mem_input
+        """The drift correction: input world frame -> memory world frame (pose/corrector.py)."""
+        return self.pose.T_mem_input
+
+    @property
+    def components(self) -> tuple[MemoryComponent, ...]:
+        """The components in the order ``update`` walks them: the pose correction (its stages in their order,
+        pose/corrector.py), then the ego log, the places and the object table (component.py)."""
+        return (self.pose, self.ego, self.places, self.objects)
+
+    def parts(self) -> dict[str, MemoryComponent]:
+        """Every component that owns state, by key, in the order a save loads them: the pose stages before the
+        corrector that holds them, the ego log before what reads its positions and times."""
+        stages = {s.key: s for s in self.pose.stages}
+        return {**stages, "pose": self.pose, "ego": self.ego, "places": self.places, "objects": self.objects}
 
     # ------------------------------------------------------------------ update
     def update(self, fp: FramePerception) -> dict[int, str]:
@@ -70,64 +79,15 @@ class SpatialMemory:
 
         Invalid input raises InvalidInputError before anything changes."""
         self.check(fp)
-        objects, ego, drift = self.objects, self.ego, self.drift
-        T_input = fp.frame.T_world_cam.matrix
-        C_before = drift.T_mem_input.copy()
-        scan_cam = None
-        if self.cfg.heading.enabled or self.cfg.scan.enabled:
-            hint = ego.up_world if ego.up_world is not None else default_up_world(Pose(drift.T_mem_input @ T_input))
-            up = drift.vertical(fp, T_input, hint)
-            if up is not None and self.cfg.heading.enabled:
-                drift.correct_heading(fp, T_input, up)
-            if up is not None and self.cfg.scan.enabled:
-                scan_cam = drift.register_scan(fp, T_input, up)
-        if not drift.identity:
-            fp = with_pose(fp, Pose(drift.T_mem_input @ T_input))
-        obs = lift_instances(fp, objects, ego.up_world)
-        if self.cfg.relocalisation.enabled and obs and drift.add_landmarks(obs, fp.t_s, fp.scene_tag, objects, ego):
-            up = drift.vertical_est.up if drift.vertical_est.up is not None else \
-                ego.up_world if ego.up_world is not None else default_up_world(fp.frame.T_world_cam)
-            if drift.relocalise(fp.t_s, (drift.T_mem_input @ T_input)[:3, 3], up, objects):
-                fp = with_pose(fp, Pose(drift.T_mem_input @ T_input))
-                obs = lift_instances(fp, objects, ego.up_world)
-        f, t = fp.frame, fp.t_s
-        T = f.T_world_cam.matrix
-        if ego.up_world is None:
-            ego.up_world = default_up_world(Pose(T.astype(np.float32).astype(np.float64)))
-        if scan_cam is not None:
-            drift.map_scan(scan_cam, T, t)
-        # walked distance from the input poses (a relocalisation jump is not a step)
-        step = float(np.linalg.norm((C_before @ T_input)[:3, 3] - ego.T[len(ego) - 1][:3, 3])) if len(ego) else 0.0
-        drift.frame_done(t)
-        frame_pos = ego.append(t, T, f.index, fp.scene_tag, f.intrinsics, step)
-        self.places.add(ego.T[frame_pos][:3, 3].astype(np.float64), fp.scene_tag)
-        a = self.cfg.association
-        search = max(a.reentry_radius_m, a.max_reentry_m, a.search_min_m)
-        matches = match_frame(obs, t, self.cfg, [objects.tracked(o.inst.track_id) for o in obs],
-                              [objects.nearby(o.centre_w, search) for o in obs],
-                              lambda rec: ego.walked_between(rec.obs_frame[-1]))
-        assigned = {m.obs.inst.track_id: apply_match(m, fp, frame_pos, objects) for m in matches}
-        self._merge_duplicates(matches, t)
-        for m in matches:  # a new object confirmed just now may be one the wearer carried here
-            rec = objects.tracked(m.obs.inst.track_id)
-            if rec is not None and rec.obs_t[-1] == t:
-                link_carried(rec, objects, t, ego.nearest_since)
-        seen: dict[int, float] = {}  # surviving record index -> best score of its sightings this frame
-        for m in matches:
-            rec = objects.tracked(m.obs.inst.track_id)
-            if rec is not None and (not m.far or not rec.pending):  # a far view that confirmed a move: seen there
-                seen[rec.index] = max(seen.get(rec.index, 0.0), float(m.obs.inst.score))
-        update_seen(seen, objects, t)
-        seen_here = [(m.obs.label_id, m.obs.centre_w, objects.tracked(m.obs.inst.track_id).index) for m in matches]
-        stand_ins: list[tuple[ObjectRecord, int]] = []
-        settle_gone(views_without(fp, seen, objects, seen_here, lambda rec: ego.walked_between(rec.obs_frame[-1]),
-                                  stand_ins, lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position),
-                                  lambda rec: drift.since_seen(rec.last_seen_s, t)),
-                    objects, t)
-        fold_stand_ins(stand_ins, objects, t)
+        step = FrameStep(fp, self.objects, self.ego, self.pose, lift=self._lift)
+        for component in self.components:
+            component.update(step)
         with self._cache_lock:
             self._cache.clear()
-        return {tid: objects.tracked(tid).node_id for tid in assigned}
+        return {tid: self.objects.tracked(tid).node_id for tid in step.matched_track_ids}
+
+    def _lift(self, fp: FramePerception, up_world: np.ndarray) -> list:
+        return lift_instances(fp, self.objects, up_world)
 
     def check(self, fp: FramePerception, after_t_s: Optional[float] = None,
               embedding_dim: Optional[int] = None) -> Optional[int]:
@@ -146,17 +106,6 @@ class SpatialMemory:
             self.update(fp)
             n += 1
         return n
-
-    def _merge_duplicates(self, matches: list[Match], t: float) -> None:
-        """One instance covering a second node (never seen beside the first): the two are one object."""
-        for m in matches:
-            for other in m.also:
-                keep = self.objects.survivor(m.record)
-                other = self.objects.survivor(other)
-                if keep is other or co_observed(keep, other):
-                    continue
-                first, second = (keep, other) if keep.index < other.index else (other, keep)
-                merge(first, second, self.objects, t)
 
     # ------------------------------------------------------------------ views
     def _ego_at(self, n: int) -> EgoTrack:
@@ -218,7 +167,8 @@ class SpatialMemory:
             with self._cache_lock:
                 return build_graph(self._table_at(n), places, ego, current_place, wanted)
 
-        up = self.up_world if self.up_world is not None else np.array([0.0, 0.0, 1.0])
+        up = self.pose.vertical.as_of(t_s)
+        up = np.array([0.0, 0.0, 1.0]) if up is None else up
         labels = self.objects.labels
         changes = LazyChanges(recs, t_s, lambda rec: labels[rec.state_at(t_s).label_id], views.last_view_before)
         snap = MemorySnapshot(t_s, objects, places, ego, LazyGraph(graph), up.copy(), changes)
@@ -241,13 +191,13 @@ class SpatialMemory:
         """Write the memory to ``directory`` (persist.py: each component writes its own state). Crash-safe:
         written beside it and renamed into place, so an earlier save there stays whole until the new one is
         complete; refuses a non-empty directory that is not a directme save (docs/faq.md)."""
-        return save_memory(MemoryParts(self.cfg, self.objects, self.ego, self.drift, self.places), directory)
+        return save_memory(self.cfg, self.parts(), directory)
 
     @staticmethod
     def load(directory: Union[str, Path]) -> "SpatialMemory":
         """A memory written by ``save``; a damaged, incomplete or inconsistent save raises InvalidSaveError
         naming the file."""
-        parts = load_memory(directory)
-        mem = SpatialMemory(parts.cfg)
-        mem.objects, mem.ego, mem.drift, mem.places = parts.objects, parts.ego, parts.drift, parts.places
+        cfg, parts = load_memory(directory)
+        mem = SpatialMemory(cfg)
+        mem.objects, mem.ego, mem.pose, mem.places = parts["objects"], parts["ego"], parts["pose"], parts["places"]
         return mem

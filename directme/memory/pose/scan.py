@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from .._atomic import StateError
-from ..geometry import Intrinsics, ground_basis
-from .config import ScanConfig
+from ..._atomic import StateError
+from ...geometry import Intrinsics, ground_basis
+from ..buffers import canonical_nans
+from ..component import FrameStep, State
+from ..config import MemoryConfig, ScanConfig
+from .correction import Correction
 
 log = logging.getLogger("directme.memory")
 
@@ -201,13 +204,18 @@ def structure_xy(p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg
 
 
 class ScanMatcher:
-    """The structure grid and the per-frame registration against it (one per memory)."""
+    """The scan registration stage (pose/): the structure grid and the per-frame registration against it (one per
+    memory)."""
+
+    key = "scan"
+    sections = ("scan",)
 
     def __init__(self, cfg: ScanConfig) -> None:
+        self.cfg = cfg
         self.grid = StructureGrid(cfg.cell_m)
+        self.points_cam: Optional[np.ndarray] = None  # this frame's scan points, until ``finish`` maps them
         self.corrections = 0  # frames whose pose it changed
         self.last = ""  # why the last frame was or was not registered (diagnostics, not saved)
-        self.up: Optional[np.ndarray] = None  # the vertical the grid is flattened along (fixed at the first frame)
         self.full = False  # the grid reached max_grid_cells (warned once)
 
     def register(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float,
@@ -292,19 +300,40 @@ class ScanMatcher:
         self.last = f"ok {xi[0]:.3f} {xi[1]:.3f} {math.degrees(xi[2]):.2f} gain {v0.mean():.3f} {v1.mean():.3f} coarse {zero:.3f} {scores[best]:.3f}"
         return float(xi[2]), xi[0] * B[0] + xi[1] * B[1]
 
-    def to_state(self) -> dict[str, Any]:
-        return {**self.grid.to_state(), "corrections": self.corrections,
-                "up": None if self.up is None else self.up.tolist()}
+    def update(self, step: FrameStep) -> Optional[Correction]:
+        """The share (``scan.gain``) of the pose change that lays this frame's depth on the structure seen before,
+        or None; the structure is flattened along the settled vertical (``step.up``; before it settles nothing is
+        registered or mapped: a tilted vertical smears every wall's footprint by its height)."""
+        self.points_cam = None
+        if step.up is None or not self.cfg.enabled:
+            return None
+        f, T, cfg = step.fp_input.frame, step.T_mem_cam, self.cfg
+        self.points_cam = camera_points(f.depth_m, f.intrinsics, cfg)
+        found = self.register(self.points_cam, T, step.up, step.t_s, cfg)
+        if found is None:
+            return None
+        yaw, shift_w = found
+        self.corrections += 1  # a frame's registration is noisy (depth scale, few walls): a share is applied
+        return Correction(cfg.gain * yaw, T[:3, 3], cfg.gain * shift_w, step.up)
 
-    @staticmethod
-    def from_state(cfg: ScanConfig, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> "ScanMatcher":
-        m = ScanMatcher(cfg)
+    def finish(self, step: FrameStep) -> None:
+        """Add this frame's scan points, under its final pose (after every correction), to the grid."""
+        if self.points_cam is not None:
+            self.add(self.points_cam, step.fp.frame.T_world_cam.matrix, step.up, step.t_s, self.cfg)
+            self.points_cam = None
+
+    def to_state(self) -> State:
+        meta = {**self.grid.to_state(), "corrections": self.corrections}
+        return meta, canonical_nans({"scan_hits": self.grid.hits, "scan_first_s": self.grid.first_s})
+
+    @classmethod
+    def from_state(cls, cfg: MemoryConfig, state: State, loaded: Mapping[str, Any]) -> "ScanMatcher":
+        meta, arrays = state
+        if not meta:  # saves before the structure grid start with an empty one
+            return cls(cfg.scan)
+        m = cls(cfg.scan)
         m.grid = StructureGrid.from_state(meta, arrays.get("scan_hits"), arrays.get("scan_first_s"))
         m.corrections = int(meta.get("corrections", 0))
-        if meta.get("up") is not None:
-            m.up = np.asarray(meta["up"], dtype=np.float64)
-            if m.up.shape != (3,) or not np.isfinite(m.up).all() or not abs(np.linalg.norm(m.up) - 1) < 1e-6:
-                raise StateError("scan", "up must be a unit 3-vector")
         return m
 
     def add(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float, cfg: ScanConfig) -> None:

@@ -27,31 +27,26 @@ view cut by the image border: its centre off the object's) can agree on a correc
 """
 from __future__ import annotations
 
-import copy
+import logging
 import math
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..geometry import Pose, ground_basis, rotation_about_axis
-from ..types import FramePerception
+from ..._atomic import StateError
+from ...geometry import ground_basis, rotation_about_axis
+from ..association import Obs, co_observed
+from ..component import FrameStep, State
+from ..config import MemoryConfig
+from ..objects import ObjectRecord
+from .correction import Correction
 
-from .association import Obs
-from .config import MemoryConfig
-from .ego_log import EgoLog
-from .object_store import ObjectStore
-from .objects import ObjectRecord
+if TYPE_CHECKING:
+    from ..ego_log import EgoLog
+    from ..object_store import ObjectStore
 
-
-
-def with_pose(fp: FramePerception, T_world_cam: Pose) -> FramePerception:
-    """``fp`` with the frame's pose replaced (arrays shared, already validated)."""
-    frame = copy.copy(fp.frame)
-    object.__setattr__(frame, "T_world_cam", T_world_cam)
-    out = copy.copy(fp)
-    object.__setattr__(out, "frame", frame)
-    return out
+log = logging.getLogger("directme.memory")
 
 
 @dataclass
@@ -81,29 +76,6 @@ def pair_from_json(d: dict) -> LandmarkPair:
                         float(d["allowed_m"]), int(d["track_id"]), bool(d["aligned"]))
 
 
-@dataclass(frozen=True)
-class Correction:
-    """Rotation ``yaw_rad`` about ``up`` through ``pivot_w`` followed by ``shift_w`` (memory frame)."""
-
-    yaw_rad: float
-    pivot_w: np.ndarray
-    shift_w: np.ndarray
-    up: np.ndarray
-
-    def matrix(self) -> np.ndarray:
-        R = rotation_about_axis(self.up, self.yaw_rad)
-        M = np.eye(4)
-        M[:3, :3] = R
-        M[:3, 3] = self.pivot_w - R @ self.pivot_w + self.shift_w
-        return M
-
-    def apply(self, p_w: np.ndarray) -> np.ndarray:
-        if self.yaw_rad == 0.0:
-            return p_w + self.shift_w
-        M = self.matrix()
-        return p_w @ M[:3, :3].T + M[:3, 3]
-
-
 def _visit_began(rec: ObjectRecord, t_s: float, window_s: float, recent_s: float) -> Optional[int]:
     """Index of ``rec``'s last observation before its current visit (after a gap of over ``recent_s``)
     when that visit began within ``window_s`` of ``t_s``; None otherwise."""
@@ -117,15 +89,76 @@ def _visit_began(rec: ObjectRecord, t_s: float, window_s: float, recent_s: float
 
 
 class Relocaliser:
-    """Landmark pairs of the last few seconds and the correction they support (one per memory)."""
+    """The relocalisation stage (pose/): landmark pairs of the last few seconds, the correction they support, and
+    the log of the corrections applied (one per memory)."""
 
-    def __init__(self) -> None:
+    key = "relocalisation"
+    sections = ("relocalisation", "association")
+
+    def __init__(self, cfg: MemoryConfig) -> None:
+        self.cfg = cfg
         self.pairs: list[LandmarkPair] = []
         self.aligned: dict[int, bool] = {}  # record -> whether its first pair of the current visit was aligned
         self.used: dict[int, float] = {}  # record -> time of the last correction it supported (one per visit)
+        # applied corrections: (time, wearer position change in m, rotation about up in degrees)
+        self.corrections: list[tuple[float, tuple[float, float, float], float]] = []
+
+    def update(self, step: FrameStep) -> Optional[Correction]:
+        """The correction this frame's landmark pairs support, or None. Objects first seen during the pairs'
+        window (after the previous correction) were mapped with the drifted poses: they move with it, and those
+        that duplicate a supporting landmark fold into it."""
+        if not self.cfg.relocalisation.enabled:
+            return None
+        obs, objects, ego, C = step.observations(), step.objects, step.ego, step.pose.T_mem_input
+        if not obs or not self.add_frame(obs, step.t_s, step.fp.scene_tag, objects, ego, C):
+            return None
+        up = step.up_world
+        pivot_w = step.T_mem_cam[:3, 3]
+        found = self.estimate(self.cfg, C, pivot_w, up)
+        if found is None:
+            return None
+        corr, members = found
+        t = step.t_s
+        prev_t = self.corrections[-1][0] if self.corrections else -math.inf
+        since = max(prev_t, t - self.cfg.relocalisation.window_s)
+        dup_of = {n.index: objects.survivor(objects.records[p.record])
+                  for p in members if (n := objects.tracked(p.track_id)) is not None}
+        D = corr.matrix()
+        for rec in objects.records:
+            if rec.merged_into is None and rec.obs_t and prev_t < rec.obs_t[0] < t and rec.obs_t[0] >= since:
+                objects.transform(rec, D, t)
+                keep = dup_of.get(rec.index)
+                if keep is not None and keep is not rec and not co_observed(keep, rec):
+                    objects.merge(keep, rec, t)
+        self.used.update({p.record: t for p in members})
+        moved = corr.apply(pivot_w[None])[0] - pivot_w
+        self.corrections.append((t, tuple(float(v) for v in moved), math.degrees(corr.yaw_rad)))
+        log.info("t=%.3fs: relocalised on %d remembered landmarks: moved %s m, turned %.1f deg", t, len(members),
+                 np.round(moved, 3), math.degrees(corr.yaw_rad))
+        return replace(corr, moves_recent=True)
+
+    def to_state(self) -> State:
+        return {"pairs": [pair_to_json(p) for p in self.pairs],
+                "used": [[int(r), float(t)] for r, t in self.used.items()],
+                "aligned": [[int(r), bool(a)] for r, a in self.aligned.items()],
+                "corrections": [[t, list(v), yaw] for t, v, yaw in self.corrections]}, {}
+
+    @classmethod
+    def from_state(cls, cfg: MemoryConfig, state: State, loaded: Mapping[str, Any]) -> "Relocaliser":
+        meta = state[0]
+        r = cls(cfg)
+        try:
+            r.pairs = [pair_from_json(p) for p in meta.get("pairs", [])]
+            r.used = {int(k): float(t) for k, t in meta.get("used", [])}
+            r.aligned = {int(k): bool(a) for k, a in meta.get("aligned", [])}
+            r.corrections = [(float(t), tuple(float(x) for x in v), float(yaw))
+                             for t, v, yaw in meta.get("corrections", [])]
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            raise StateError("relocalisation", f"is malformed ({type(e).__name__}: {e})") from None
+        return r
 
     # ------------------------------------------------------------------ evidence
-    def add_frame(self, obs: Sequence[Obs], t_s: float, tag: Optional[str], objects: ObjectStore, ego: EgoLog,
+    def add_frame(self, obs: Sequence[Obs], t_s: float, tag: Optional[str], objects: "ObjectStore", ego: "EgoLog",
                   T_mem_input: np.ndarray) -> int:
         """Record this frame's landmark pairs (``obs`` lifted with the current correction ``T_mem_input``);
         returns how many."""
