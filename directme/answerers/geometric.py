@@ -250,7 +250,7 @@ class GeometricAnswerer:
     def _recall(self, ctx: QueryContext) -> Prediction:
         coverage = self.config.coverage
         seen = view_coverage(ctx.snapshot, coverage.view_hfov_deg, ctx.intent.places[0] if ctx.intent.places else None)
-        return recall(ctx, coverage.absent_prior, seen, self.config.recall, self.config.confidence)
+        return recall(ctx, coverage.absent_prior, seen, self.config.recall)
 
     def _my_room(self, ctx: QueryContext) -> Prediction:
         return my_room(ctx, self.config.confidence)
