@@ -157,6 +157,9 @@ class GeometricConfig:
     """The geometric answerer's settings (see the module docstring); sections by what they tune."""
 
     min_parse_confidence: float = MIN_PARSE_CONFIDENCE  # below this parse confidence the answerer abstains
+    # answer confidence -> probability of being right, one map per kind of question (calibration.py):
+    # "packaged" (fitted on simulator episodes), "none" (the solvers' raw scores) or the path of a fitted file
+    calibration: str = "packaged"
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     metric: MetricConfig = field(default_factory=MetricConfig)
     counting: CountingConfig = field(default_factory=CountingConfig)
