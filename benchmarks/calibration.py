@@ -9,7 +9,8 @@ answered "not in memory", never confidently.
 
 ``--fit FILE`` answers with raw confidences (calibration "none"), fits one logistic map per kind of question
 on the answered questions of all the noises given (directme/answerers/calibration.py) and writes FILE, with
-the episodes it saw; without it the agent answers with the packaged maps (``--calibration`` to change).
+the episodes it saw (answers flagged for want of evidence left out, as the answerer leaves them unmapped);
+without it the agent answers with the packaged maps (``--calibration`` to change).
 ``--names``: the set of never-shown objects and never-entered places to ask about (``dev``, used while
 building the parser's place words and matching rules, or ``heldout``, kept apart to measure them).
 
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from directme import Agent
-from directme.answerers.calibration import fit_calibration
+from directme.answerers.calibration import UNCALIBRATED_FLAGS, fit_calibration
 from directme.config import oracle_config
 from directme.query.intent import parse_question
 from directme.sim import generate_episode
@@ -54,8 +55,8 @@ def unanswerable(x: str, room: str, known: str) -> list[tuple[str, list[str]]]:
             (f"Which room was I in before I entered the {room}?", rooms)]
 
 
-def episode_records(seed: int, minutes: float, noise: str, names: str = "dev", calibration: str = "packaged"
-                    ) -> tuple[list[tuple[str, float, bool]], int, list]:
+def episode_records(seed: int, minutes: float, noise: str, names: str = "dev", calibration: str = "packaged",
+                    fit: bool = False) -> tuple[list[tuple[str, float, bool]], int, list]:
     """(kind, confidence, correct) of each answered question, the number abstained on, and the unanswerable
     answers."""
     ep = generate_episode(seed=seed, minutes=minutes)
@@ -82,6 +83,8 @@ def episode_records(seed: int, minutes: float, noise: str, names: str = "dev", c
         a = agent.ask(q.text, t=q.t_s, options=q.options)
         if a.abstained:
             n_abstained += 1
+        elif fit and UNCALIBRATED_FLAGS & set(a.flags):
+            continue  # stated at a fixed confidence for want of evidence: not what the maps are fitted on
         else:
             answered.append((parse_question(q.text, q.options).primitive.value, float(a.confidence),
                              a.letter == q.answer))
@@ -137,7 +140,8 @@ def main() -> None:
     for noise in a.noise:
         pairs, n_abst = [], 0
         for seed in a.seeds:
-            answered, abst, h = episode_records(seed, a.minutes, noise, a.names, "none" if a.fit else a.calibration)
+            answered, abst, h = episode_records(seed, a.minutes, noise, a.names, "none" if a.fit else a.calibration,
+                                              bool(a.fit))
             pairs += answered
             n_abst += abst
             hard += h

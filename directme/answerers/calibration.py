@@ -6,7 +6,7 @@ probability, the share of the evidence); how often an answer with a given score 
 map for a kind is ``p = sigmoid(slope * logit(c) + intercept)`` over the raw confidence ``c``: monotone (the
 order of answers by confidence is kept), fitted by regularised maximum likelihood (pulled towards the identity,
 ``slope = 1, intercept = 0``, so that a kind with few answers stays close to its raw scores). A kind with no
-fit is left as it is. ``benchmarks/calibration.py --fit`` fits the packaged maps on simulator episodes and
+fit is left as it is, and so is an answer flagged for want of evidence (``UNCALIBRATED_FLAGS``). ``benchmarks/calibration.py --fit`` fits the packaged maps on simulator episodes and
 writes ``directme/data/answer_calibration.json`` with the episodes it used.
 """
 from __future__ import annotations
@@ -21,10 +21,14 @@ from typing import Iterable, Mapping, Union
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..types import Flag
 
 LOGIT_CLIP = 1e-3  # raw confidences are clipped to [this, 1 - this] before the logit (1.0 is common)
 PACKAGED = "packaged"  # the maps shipped in directme/data/answer_calibration.json
 NONE = "none"  # raw confidences, no map
+# answers stated at a fixed confidence for want of evidence keep it: they are neither fitted nor mapped
+UNCALIBRATED_FLAGS = frozenset({Flag.NO_EVIDENCE, Flag.MISSING_OBJECT, Flag.OPTIONS_MISMATCH, Flag.NOT_UNDERSTOOD,
+                                Flag.UNPARSED, Flag.EMPTY_MEMORY, Flag.ABSTAINED})
 
 
 @dataclass(frozen=True)

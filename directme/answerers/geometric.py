@@ -37,7 +37,7 @@ from .prediction import nearest_option, score_options
 from .prediction import no_answer as _none
 from .prediction import target_nodes as _target_nodes
 from .around import objects_around
-from .calibration import load_calibration
+from .calibration import UNCALIBRATED_FLAGS, load_calibration
 from .places import asks_back_at_start, back_at_start, current_room, metric_path, my_room, object_room
 from .missing import missing_objects
 from .coverage import view_coverage
@@ -366,7 +366,7 @@ class GeometricAnswerer:
                 letter = None
         if pred.kind == PredictionKind.NONE:  # no answer, with options or without
             flags.append(Flag.ABSTAINED)
-        elif letter is not None or not opts:
+        elif (letter is not None or not opts) and not UNCALIBRATED_FLAGS & {*flags, *ctx.intent.flags}:
             conf = self.calibration(ctx.intent.primitive.value, conf)
         text = pred.text if letter is None else f"{letter}. {ctx.options[OPTION_LETTERS.index(letter)]} ({pred.text})"
         return Answer(question=ctx.question, t_s=ctx.t_s, text=text, letter=letter, confidence=conf,
