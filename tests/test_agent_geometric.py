@@ -171,12 +171,12 @@ def test_path_without_scene_tags_comes_from_the_poses():
     assert a.text.startswith("You walked 7.0 m in 7 s")
     assert "at 0 s you were 5.0 m from here, to your behind-left" in a.text
     assert "1 turn: left at 4 s" in a.text and "face 90 deg to the left" in a.text
-    assert a.confidence == 1.0 and not {"no_evidence", "empty_memory", "no_places"} & set(a.flags)
+    assert a.confidence > 0.99 and not {"no_evidence", "empty_memory", "no_places"} & set(a.flags)
 
 
 def test_where_was_i_without_scene_tags_is_relative_to_here():
     a = _ask_untagged("Where was I 3 seconds ago?")
-    assert "at 4 s you were 3.0 m from here, behind you (6 o'clock)" in a.text and a.confidence == 1.0
+    assert "at 4 s you were 3.0 m from here, behind you (6 o'clock)" in a.text and a.confidence > 0.99
 
 
 def test_room_question_without_scene_tags_says_rooms_are_unknown():

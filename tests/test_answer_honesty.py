@@ -7,6 +7,7 @@ from snapshot_builders import obj, snapshot, walk
 
 from directme import Agent
 from directme.answerers.geometric import GeometricAnswerer
+from directme.answerers.geometric_config import GeometricConfig
 from directme.config import oracle_config
 from directme.query.context import build_context
 from directme.query.vocab import Vocabulary
@@ -116,9 +117,10 @@ def test_abstained_is_the_flag_with_or_without_options():
     assert a.abstained and Flag.NO_EVIDENCE in a.flags and Flag.MISSING_OBJECT in a.flags
 
 
-def _count_zero(track):
+def _count_zero(track, calibration="none"):
     snap = snapshot(track[-1][0], [obj("cup", "Cup", (2, 0), t0=0, t1=track[-1][0])], track)
-    return GeometricAnswerer().answer(build_context("How many chairs are there?", [], snap, Vocabulary(), None))
+    answerer = GeometricAnswerer(GeometricConfig(calibration=calibration))
+    return answerer.answer(build_context("How many chairs are there?", [], snap, Vocabulary(), None))
 
 
 def test_none_counted_is_as_sure_as_the_share_of_the_surroundings_looked_at():
@@ -127,6 +129,10 @@ def test_none_counted_is_as_sure_as_the_share_of_the_surroundings_looked_at():
     assert glance.text == "0 chairs (looked at 19% of the directions around you in 2 frames)."
     assert glance.confidence == pytest.approx(1 - (1 - 70 / 360) * 0.5, abs=0.01)  # 70 deg field of view, prior 0.5
     assert "looked at 100% of the directions around you in 13 frames" in around.text and around.confidence > 0.99
+    # the packaged calibration maps counts monotonically: a glance stays less sure than a look all round
+    glance, around = (_count_zero(walk(w), "packaged") for w in ([(0, 0, 0, 0, "kitchen"), (1, 0, 0, 0, "kitchen")],
+                                                                 [(t, 0, 0, 30 * t, "kitchen") for t in range(13)]))
+    assert glance.confidence < around.confidence - 0.2
 
 
 def test_view_coverage_of_a_place_counts_its_frames_only():

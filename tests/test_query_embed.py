@@ -109,3 +109,15 @@ def test_question_encoder_setting_is_checked():
     with pytest.raises(InvalidInputError, match="question_encoder"):
         CachedEmbedder("minilm", question_encoder="tensorrt")
     assert CachedEmbedder("string").question_encoder_used == "string"
+
+
+
+def test_a_named_category_never_matches_another_category_by_meaning(monkeypatch):
+    """"surfboard" is a detector category of its own: it never matches the whiteboard category, even through
+    an embedder that finds everything similar; a free-text label ("white board panel") may still match by meaning."""
+    snap = snapshot(3, [obj("w", "Blackboard/Whiteboard", (1, 0)), obj("f", "white board panel", (2, 0))],
+                    walk([(0, 0, 0, 0, "office")]))
+    emb = CachedEmbedder("string")
+    monkeypatch.setattr(emb, "similarity", lambda query, labels: [0.9] * len(labels))
+    assert [m.node_id for m in match_target(Target("surfboard", "surfboard"), snap, emb)] == ["f"]  # never "w"
+    assert sorted(m.node_id for m in match_target(Target("writing panel", "writing panel"), snap, emb)) == ["f", "w"]

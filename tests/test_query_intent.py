@@ -152,3 +152,17 @@ def test_parser_settings_decide_what_is_trusted():
     cfg = AgentConfig.from_dict({"query": {"parser": {"min_confidence": 0.99, "classifier_top_k": 5}}})
     assert cfg.query.parser == ParserConfig(min_confidence=0.99, classifier_top_k=5)
     assert AgentConfig.from_dict(cfg.to_dict()) == cfg  # saved and loaded with an agent
+
+
+@pytest.mark.parametrize("text,places", [
+    ("How many chairs are in the sauna?", ("sauna",)),  # a room word beyond the simulator's rooms
+    ("How many chairs are in the boiler room?", ("boiler room",)),  # "<word> room"
+    ("How many chairs are in the chapel right now?", ("chapel",)),  # a word no vocabulary knows, after "in the"
+    ("How many chairs are in the room?", ()),  # the room, this room, the video: no place of their own
+    ("How many chairs are in this room?", ()),
+    ("How many chairs are in the video?", ()),
+    ("How many apples are in the bowl?", ()),  # an object, not a place
+    ("What did I put in the drawer?", ()),  # named as the object asked about
+])
+def test_rooms_never_seen_are_places_not_everywhere(text, places):
+    assert parse_question(text).places == places

@@ -37,6 +37,7 @@ from .prediction import nearest_option, score_options
 from .prediction import no_answer as _none
 from .prediction import target_nodes as _target_nodes
 from .around import objects_around
+from .calibration import UNCALIBRATED_FLAGS, load_calibration
 from .places import asks_back_at_start, back_at_start, current_room, metric_path, my_room, object_room
 from .missing import missing_objects
 from .coverage import view_coverage
@@ -56,6 +57,7 @@ class GeometricAnswerer:
         self.config = GeometricConfig() if config is None else config
         if not isinstance(self.config, GeometricConfig):
             raise InvalidInputError(f"GeometricAnswerer takes a GeometricConfig, got {type(self.config).__name__}")
+        self.calibration = load_calibration(self.config.calibration)  # confidence -> P(right), per kind
 
     @property
     def min_parse_confidence(self) -> float:
@@ -250,7 +252,7 @@ class GeometricAnswerer:
     def _recall(self, ctx: QueryContext) -> Prediction:
         coverage = self.config.coverage
         seen = view_coverage(ctx.snapshot, coverage.view_hfov_deg, ctx.intent.places[0] if ctx.intent.places else None)
-        return recall(ctx, coverage.absent_prior, seen, self.config.recall, self.config.confidence)
+        return recall(ctx, coverage.absent_prior, seen, self.config.recall)
 
     def _my_room(self, ctx: QueryContext) -> Prediction:
         return my_room(ctx, self.config.confidence)
@@ -364,6 +366,8 @@ class GeometricAnswerer:
                 letter = None
         if pred.kind == PredictionKind.NONE:  # no answer, with options or without
             flags.append(Flag.ABSTAINED)
+        elif (letter is not None or not opts) and not UNCALIBRATED_FLAGS & {*flags, *ctx.intent.flags}:
+            conf = self.calibration(ctx.intent.primitive.value, conf)
         text = pred.text if letter is None else f"{letter}. {ctx.options[OPTION_LETTERS.index(letter)]} ({pred.text})"
         return Answer(question=ctx.question, t_s=ctx.t_s, text=text, letter=letter, confidence=conf,
                       option_scores=scores, evidence=pred.evidence or ctx.evidence, subgraph_text=ctx.subgraph_text,

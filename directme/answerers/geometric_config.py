@@ -139,7 +139,7 @@ class ConfidenceConfig:
     gone_object: float = 0.6  # the direction of an object found gone (to where it was)
     partial_compare: float = 0.4  # "which is closer" with some of the compared objects not in memory
     no_objects_count: float = 0.2  # a count when memory holds no object at all (no detector?)
-    several_found: float = 0.5  # several objects fit (recall, changes), or none (relations)
+    several_found: float = 0.5  # several objects fit (changes, objects around), or none (relations)
     no_move_seen: float = 0.5  # "where was X before it moved?" with no move seen: where it is
     rooms_unknown: float = 0.3  # rooms asked of a memory without room names, or no earlier room
     no_change: float = 0.6  # "what changed?" answered "nothing" (no change event)
@@ -157,6 +157,9 @@ class GeometricConfig:
     """The geometric answerer's settings (see the module docstring); sections by what they tune."""
 
     min_parse_confidence: float = MIN_PARSE_CONFIDENCE  # below this parse confidence the answerer abstains
+    # answer confidence -> probability of being right, one map per kind of question (calibration.py):
+    # "packaged" (fitted on simulator episodes), "none" (the solvers' raw scores) or the path of a fitted file
+    calibration: str = "packaged"
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     metric: MetricConfig = field(default_factory=MetricConfig)
     counting: CountingConfig = field(default_factory=CountingConfig)

@@ -15,7 +15,7 @@ from ..query.types import QueryContext
 from ..query.vocab import canonical, label_keys
 from ..types import Flag
 from .coverage import ViewCoverage
-from .geometric_config import ConfidenceConfig, RecallConfig
+from .geometric_config import RecallConfig
 from .prediction import Prediction, PredictionKind
 from .prediction import no_answer as _none
 
@@ -24,8 +24,7 @@ _LAST_WORDS = re.compile(r"\b(?:last|latest|most recent(?:ly)?)\b")
 _SHOWN = 8  # objects listed in the text of a "what did I see" answer
 
 
-def recall(ctx: QueryContext, absent_prior: float, seen: ViewCoverage, cfg: RecallConfig,
-           conf: ConfidenceConfig) -> Prediction:
+def recall(ctx: QueryContext, absent_prior: float, seen: ViewCoverage, cfg: RecallConfig) -> Prediction:
     """Which of the offered objects were seen (a score each); without object options, yes / no for the named
     object (not in memory: "no", as sure as the share of the surroundings looked at, ``seen``, allows - see
     coverage.py -, flag ``missing_object``); with none named, the objects seen in the order first seen."""
@@ -53,8 +52,11 @@ def recall(ctx: QueryContext, absent_prior: float, seen: ViewCoverage, cfg: Reca
                               flags=(Flag.MISSING_OBJECT,))
         return Prediction(PredictionKind.YES, f"Seen: {key}.", p_yes=target_scores[key])
     seen = [k for k, s in scores.items() if s > 0]
+    # several offered objects seen: as sure as the best one's share of the evidence
+    total = sum(target_scores.values())
+    share = max(target_scores.values()) / total if total > 0 else 0.0
     return Prediction(PredictionKind.TARGETS, "Seen: " + (", ".join(seen) or "none of these") + ".",
-                      1.0 if len(seen) == 1 else conf.several_found, target_scores=target_scores)
+                      1.0 if len(seen) == 1 else share, target_scores=target_scores)
 
 
 def seen_order(ctx: QueryContext, place: Optional[str]) -> Prediction:

@@ -346,7 +346,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         at = _to_target(view.at, vocab, ph.tokens(view.at.text)) if view.at else None
         facing = _to_target(view.facing, vocab, ph.tokens(view.facing.text)) if view.facing else None
         viewpoint = Viewpoint(view.text, at, facing)
-    places = places_in(ph.tokens(main), vocab)
+    named = {t.key for t in targets + ref_targets}  # a word no vocabulary knows, named as an object: not a place
+    places = [p for p in places_in(ph.tokens(main), vocab) if p not in named or vocab.place_at([p], 0)]
     if kind == "ego_direction":
         time_ref = present_time(text, time_ref, re.split(r"[.;!?](?=[^.;!?]*\w)", text)[-1])
     if time_ref.kind == TimeKind.EVENT and not time_ref.subject and targets:

@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 from ..memory.snapshot import MemorySnapshot, ObjectNode
 from .embed import CachedEmbedder
 from .intent import Intent, Target
-from .vocab import canonical, label_keys
+from .vocab import canonical, category_keys, label_keys
 
 SEMANTIC_MIN = 0.5  # all-MiniLM cosine: sofa/couch 0.86, trash can/garbage bin 0.60, photos/picture frame 0.58
 STRING_MIN = 0.75
@@ -63,7 +63,14 @@ def match_target(target: Target, snapshot: MemorySnapshot, embedder: Optional[Ca
         return heads
     if embedder is None or embedder.name == "none":
         return []
+    # a phrase naming a detector category of its own ("surfboard") is not another category by meaning
+    # ("Blackboard/Whiteboard"): categories are distinct by definition, only free text is matched by meaning
+    categories = category_keys()
+    if target.key in categories:
+        ok = [n for n in ok if not (label_keys(n.label) & categories)]
     labels = sorted({n.label for n in ok})
+    if not labels:
+        return []
     sims = dict(zip(labels, embedder.similarity(target.text or target.key, labels)))
     threshold = SEMANTIC_MIN if embedder.name == "minilm" else STRING_MIN
     best = max(sims.values(), default=0.0)

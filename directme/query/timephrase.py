@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..types import TextEnum
-from .vocab import Vocabulary, normalise, words
+from .vocab import SCOPE_WORDS, Vocabulary, normalise, singular, words
 
 
 class TimeKind(TextEnum):
@@ -235,13 +235,23 @@ def _subject_of(rest: str, vocab: Vocabulary, kind: str) -> str:
 
 _FILLER = {"the", "a", "an", "my", "your", "it", "this", "that", "up", "down", "into", "in", "on", "at", "to",
            "some", "of", "for", "room", "area", "i", "you", "just", "first", "last", "time", "now"}
+_IN_THE = frozenset(("in", "inside", "into", "entered", "enter", "entering"))
+_CLAUSE_END = frozenset(("?", ".", ",", "!", ";", "now", "currently", "today", "right", "at"))
+
+
 def places_in(toks: list[str], vocab: Vocabulary) -> list[str]:
-    """The place words of ``toks`` ("kitchen", "living room"), unless part of a longer object name."""
+    """The place words of ``toks`` ("kitchen", "living room"), unless part of a longer object name; and a word
+    no vocabulary knows, closing "in the ..." ("how many chairs are in the chapel?"): a place never seen, so
+    that the question is not read as one about everywhere."""
     out = []
     for i in range(len(toks)):
         hit = vocab.place_at(toks, i)
         if hit and not (vocab.lookup(toks, i) and vocab.lookup(toks, i)[1] > hit[1]):
             out.append(hit[0])
+        elif i >= 2 and toks[i - 1] == "the" and toks[i - 2] in _IN_THE and toks[i].isalpha() \
+                and (i + 1 == len(toks) or toks[i + 1] in _CLAUSE_END) and toks[i] not in SCOPE_WORDS \
+                and not vocab.lookup(toks, i) and not vocab.lookup([singular(toks[i])], 0):
+            out.append(normalise(toks[i]))
     return out
 
 

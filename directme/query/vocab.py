@@ -15,7 +15,32 @@ COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown"
 PLACE_WORDS = ("kitchen", "living room", "bedroom", "bathroom", "restroom", "corridor", "hallway", "hall",
                "office", "dining room", "study", "garage", "balcony", "entrance", "lobby", "store", "shop",
                "street", "garden", "laundry room", "storage room", "classroom", "meeting room", "restaurant",
-               "cafe", "supermarket", "milk tea shop", "stairs", "staircase", "elevator lobby")
+               "cafe", "supermarket", "milk tea shop", "stairs", "staircase", "elevator lobby",
+               # the other rooms and places of a day, so that a question about one never entered is not read
+               # as a question about everywhere ("how many chairs are in the attic?")
+               "attic", "basement", "cellar", "sauna", "pantry", "porch", "patio", "nursery", "loft", "gym",
+               "library", "conservatory", "mudroom", "closet", "walk-in closet", "foyer", "vestibule", "terrace",
+               "yard", "backyard", "driveway", "workshop", "studio", "playroom", "spa",
+               "swimming pool", "parking lot", "car park", "parking garage", "train station",
+               "mall", "pharmacy", "bakery", "hospital", "clinic", "school", "church", "museum",
+               "hotel", "lounge", "courtyard", "rooftop", "veranda", "greenhouse", "barn", "stairwell", "cloakroom",
+               "washroom", "laboratory", "canteen", "cafeteria", "kitchenette",
+               "grocery store", "bookstore", "pub", "theater", "theatre", "cinema", "playground", "subway", "airport")
+
+# words after "in the" that name no place of their own ("in the room", "in the video", "in the morning")
+SCOPE_WORDS = frozenset(("room", "house", "home", "apartment", "flat", "building", "place", "area", "space", "scene",
+                         "video", "clip", "recording", "image", "view", "world", "total", "end", "beginning",
+                         "middle", "meantime", "morning", "afternoon", "evening", "night", "day", "past", "future",
+                         "moment", "corner", "distance", "background", "foreground", "open", "dark", "way",
+                         "same", "other", "first", "last", "front", "back", "left", "right", "centre", "center",
+                         "environment", "surroundings", "vicinity", "episode", "footage", "frame", "meanwhile"))
+
+# "<word> room" names a place ("the boiler room"), except after these words ("this room", "the same room")
+NOT_ROOM_NAMES = frozenset(("the", "a", "an", "this", "that", "these", "those", "which", "what", "each", "every",
+                            "any", "another", "one", "same", "other", "next", "previous", "first", "second",
+                            "third", "last", "whole", "entire", "my", "your", "our", "his", "her", "their", "its",
+                            "big", "small", "large", "little", "main", "current", "new", "old", "empty", "dark",
+                            "some", "no", "in", "of", "to", "from", "at", "and", "or"))
 
 # Each group is one meaning; the first entry is the canonical key.
 SYNONYM_GROUPS = (
@@ -153,6 +178,12 @@ def objects365_labels() -> tuple[str, ...]:
     return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
+@lru_cache(maxsize=1)
+def category_keys() -> frozenset[str]:
+    """Every key of the Objects365 categories ("surfboard", "whiteboard", "couch", ...)."""
+    return frozenset(k for label in objects365_labels() for k in label_keys(label))
+
+
 class Vocabulary:
     """Phrase -> key lookup over labels, synonyms and place words, longest match first."""
 
@@ -199,6 +230,9 @@ class Vocabulary:
             key = normalise(" ".join(tokens[start:start + n]))
             if key in self.places:
                 return key, n
+        if len(tokens) - start >= 2 and tokens[start + 1] in ("room", "rooms") and tokens[start].isalpha() \
+                and tokens[start] not in NOT_ROOM_NAMES and not self.lookup(tokens, start):
+            return normalise(" ".join(tokens[start:start + 2])), 2
         return None
 
 
