@@ -195,7 +195,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         t0 = time.perf_counter()
         it = parse_question(row["question"], row.get("options") or (), embedder=embedder)
         lat_ms.append((time.perf_counter() - t0) * 1000.0)
-        model_used.append(it.how == "embedding")
+        model_used.append(bool(it.votes and it.votes.meaning))  # the sentence model voted
         intents.append(it)
     res = score(rows, intents, a.min_confidence)
     if a.write_calibration:

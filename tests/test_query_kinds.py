@@ -3,7 +3,7 @@ import pytest
 
 from directme.errors import InvalidInputError
 from directme.query.classify import normalise_question
-from directme.query.cues import cue_kind
+from directme.query.kinds import cue_kind
 from directme.query.kinds import REGISTRY, CueRule, KindSpec, cue_rules, kind_names, kind_of_primitive, register
 from directme.query.parsed import KIND_OF_PRIMITIVE, Primitive
 from directme.query.prototypes import KINDS
@@ -16,13 +16,24 @@ def test_registry_names_every_kind_and_primitive_once():
             assert kind_of_primitive(primitive) == kind
 
 
-def test_registry_cue_rules_decide_as_the_parser_does():
-    for q in ("What colour is the mug?", "How far is the door from me?", "Which is closer, the cup or the bin?",
-              "How many chairs are there?", "Which room is the kettle in?", "Where is the sofa relative to the tv?",
-              "Where is the sofa?", "Can I reach the lamp without moving?"):
-        text = normalise_question(q)
-        first = next(k for k, r in cue_rules() if r.search(text))
-        assert first == cue_kind(text).kind, q
+@pytest.mark.parametrize("question, kind", [
+    ("What colour is the mug?", "open"), ("How far is the door from me?", "distance"),
+    ("Which is closer, the cup or the bin?", "distance_compare"), ("How many chairs are there?", "count"),
+    ("Which room is the kettle in?", "place"), ("Where is the sofa relative to the tv?", "relative_position"),
+    ("Where is the sofa?", "ego_direction"), ("Can I reach the lamp without moving?", "reachability"),
+    ("What time is it?", "open"),
+    # vetoes: a side of me, not a comparison; a clock hour, not the time of day
+    ("What side of my body is the cup closest to?", "ego_direction"),
+    ("If I imagine a clock with 12 straight ahead, what time is the cup at?", None),  # meaning decides
+])
+def test_registry_cue_rules_decide_in_one_order(question, kind):
+    guess = cue_kind(normalise_question(question))
+    if kind is None:
+        assert guess is None, guess
+        return
+    assert guess is not None and guess.kind == kind, guess
+    rule = next(r for k, r in cue_rules() if f"rule:{r.name}" == guess.how)
+    assert rule in REGISTRY[kind].cues
 
 
 def test_register_refuses_a_second_home():

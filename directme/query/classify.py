@@ -21,7 +21,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .cues import KindGuess, cue_kind, normalise_question, relation_cue  # noqa: F401 (re-exported: the kind API)
+from .cues import KindGuess, normalise_question, relation_cue  # noqa: F401 (re-exported: the kind API)
+from .kinds import cue_kind  # noqa: F401 (re-exported: the kind API)
 from .embed import CachedEmbedder
 from .parsed import DEFAULT_PARSER, ParserConfig
 from .phrases import FUNCTION_WORDS, tokens

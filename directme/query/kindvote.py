@@ -7,9 +7,9 @@ import re
 from typing import Optional
 
 from .calibrate import Votes
-from .classify import KindGuess, classifier_for, cue_kind, relation_cue
+from .classify import KindGuess, classifier_for, relation_cue
 from .embed import CachedEmbedder
-from .kinds import cue_rules
+from .kinds import cue_kind, cue_rules
 from .parsed import DEFAULT_PARSER, ParserConfig
 from .vocab import Vocabulary
 
@@ -35,7 +35,7 @@ def guess_kind(text: str, has_reference: bool, reference_is_place: bool, referen
         if guess is not None and not reference_known and meaning.how == "embedding" and meaning.kind != guess.kind:
             guess = meaning  # "what is in the <unknown word>": meaning decides
     if guess is None and _EXISTS.search(text):
-        guess = KindGuess("category_recall", 0.85, "rule:exists")
+        guess = KindGuess("category_recall", 1.0, "rule:exists")
     if guess is None:
         guess = meaning if use_model else KindGuess("open", 0.0, "none")
     votes = Votes(guess.kind, _decider(guess.how), guess.how[5:] if guess.how.startswith("rule:") else "", rule_kinds,

@@ -16,6 +16,7 @@ from typing import Optional
 
 from ...errors import InvalidInputError
 from ...types import TextEnum
+from ..cues import KindGuess
 from ..options import OptionKind
 from ..parsed import Primitive
 
@@ -39,15 +40,18 @@ class CueRule:
     name: str
     pattern: str
     priority: float
+    unless: str = ""  # a pattern that vetoes the rule where it matches too
 
     def __post_init__(self) -> None:
-        try:
-            re.compile(self.pattern)
-        except re.error as e:
-            raise InvalidInputError(f"cue rule {self.name!r}: bad pattern ({e})") from e
+        for p in (self.pattern, self.unless):
+            try:
+                re.compile(p)
+            except re.error as e:
+                raise InvalidInputError(f"cue rule {self.name!r}: bad pattern ({e})") from e
 
     def search(self, text: str) -> bool:
-        return _compiled(self.pattern).search(text) is not None
+        return _compiled(self.pattern).search(text) is not None and not (
+            self.unless and _compiled(self.unless).search(text))
 
 
 _PATTERNS: dict[str, re.Pattern] = {}
@@ -100,6 +104,7 @@ def register(spec: KindSpec) -> KindSpec:
     if clash:
         raise InvalidInputError(f"kind {spec.name!r}: primitives already answered by other kinds: {', '.join(clash)}")
     REGISTRY[spec.name] = spec
+    _ORDERED.clear()
     return spec
 
 
@@ -126,7 +131,20 @@ def kind_of_primitive(primitive: Primitive) -> Optional[str]:
 
 def cue_rules() -> tuple[tuple[str, CueRule], ...]:
     """(kind, rule) of every registered cue rule, in the order they are tried."""
-    return tuple(sorted(((k.name, r) for k in REGISTRY.values() for r in k.cues), key=lambda kr: kr[1].priority))
+    if not _ORDERED:
+        _ORDERED.extend(sorted(((k.name, r) for k in REGISTRY.values() for r in k.cues), key=lambda kr: kr[1].priority))
+    return tuple(_ORDERED)
+
+
+_ORDERED: list[tuple[str, CueRule]] = []  # cue_rules' cache (emptied by register)
+
+
+def cue_kind(text: str) -> Optional[KindGuess]:
+    """The kind the first matching cue rule gives ``text`` (normalised with ``normalise_question``), or None."""
+    for kind, rule in cue_rules():
+        if rule.search(text):
+            return KindGuess(kind, 1.0, f"rule:{rule.name}")
+    return None
 
 
 from . import existing  # noqa: E402,F401  (registers the kinds the parser has long known)

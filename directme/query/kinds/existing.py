@@ -18,7 +18,8 @@ _TAIL = (("quantity_change", "count_change", cues._COUNT_CHANGE_RE.pattern), ("c
 
 
 def _cues(kind: str) -> tuple[CueRule, ...]:
-    listed = [CueRule(name, pattern, float(i)) for i, (k, _, name, pattern) in enumerate(cues._CUES) if k == kind]
+    listed = [CueRule(name, pattern, float(i), cues._UNLESS.get(name, ""))
+              for i, (k, name, pattern) in enumerate(cues._CUES) if k == kind]
     tail = [CueRule(name, pattern, 100.0 + i) for i, (k, name, pattern) in enumerate(_TAIL) if k == kind]
     return tuple(listed + tail)
 
