@@ -48,7 +48,7 @@ from directme.query.classify import classifier_for, normalise_question
 from directme.query.embed import CachedEmbedder
 from directme.query.intent import MIN_PARSE_CONFIDENCE, Intent, parse_question
 from directme.query.phrases import DETERMINERS, is_punct, tokens
-from directme.query.prototypes import KINDS
+from directme.query.kinds import kind_names
 from directme.query.vocab import singular
 
 DEFAULT_LABELS = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa" / "intent-labels" / "dev.jsonl"
@@ -214,7 +214,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     cols = ("n", "kind_accuracy", "target_f1", "open_recall", "geometric_precision", "sent_to_geometric")
     print(f"{'group':28s}" + "".join(f" {c:>19s}" for c in cols))
     groups = [("overall", list(range(len(rows))))] + [(f"source={s}", ix) for s, ix in sorted(by_source.items())] + \
-             [(f"kind={k}", by_kind[k]) for k in KINDS if k in by_kind]
+             [(f"kind={k}", by_kind[k]) for k in kind_names() if k in by_kind]
     per_kind: dict[str, dict] = {}
     for name, ix in groups:
         r = score([rows[i] for i in ix], [intents[i] for i in ix], a.min_confidence)
@@ -222,7 +222,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             per_kind[name[5:]] = r
         print(f"{name:28s}" + "".join(f" {_fmt(r[c]):>19s}" for c in cols))
     eff = [effective_kind(it, a.min_confidence) for it in intents]
-    seen = [k for k in KINDS if k in by_kind or k in eff]
+    seen = [k for k in kind_names() if k in by_kind or k in eff]
     print("\nconfusion (rows: labelled kind, columns: effective kind)")
     short = {k: k[:8] for k in seen}
     print(f"{'':18s}" + "".join(f" {short[k]:>8s}" for k in seen))

@@ -3,10 +3,10 @@ import pytest
 
 from directme.errors import InvalidInputError
 from directme.query.classify import normalise_question
-from directme.query.kinds import cue_kind
-from directme.query.kinds import REGISTRY, CueRule, KindSpec, cue_rules, kind_names, kind_of_primitive, register
+from directme.query.kinds import (REGISTRY, CueRule, KindSpec, Roles, cue_kind, cue_rules, kind_names, kind_of_primitive,
+                                  register)
 from directme.query.parsed import KIND_OF_PRIMITIVE, Primitive
-from directme.query.prototypes import KINDS
+from directme.query.prototypes import KINDS, PROTOTYPES
 
 
 def test_registry_names_every_kind_and_primitive_once():
@@ -34,6 +34,17 @@ def test_registry_cue_rules_decide_in_one_order(question, kind):
     assert guess is not None and guess.kind == kind, guess
     rule = next(r for k, r in cue_rules() if f"rule:{r.name}" == guess.how)
     assert rule in REGISTRY[kind].cues
+
+
+def test_the_classifier_and_the_roles_read_the_registry():
+    from directme.query.classify import GEOMETRIC_KINDS, KindClassifier
+    from directme.query.embed import CachedEmbedder
+
+    clf = KindClassifier(CachedEmbedder("none"))
+    assert clf.kinds == kind_names() and clf.prototypes == {k: PROTOTYPES[k] for k in KINDS}
+    assert set(GEOMETRIC_KINDS) == set(KINDS) - {"open"}
+    object_kinds = {k for k, s in REGISTRY.items() if s.roles == Roles.OBJECT}
+    assert object_kinds == {"ego_direction", "reachability", "count", "quantity_change", "object_trajectory"}
 
 
 def test_register_refuses_a_second_home():

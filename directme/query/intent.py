@@ -19,6 +19,7 @@ from . import phrases as ph
 from .calibrate import Calibration, default_calibration
 from .classify import normalise_question
 from .embed import CachedEmbedder
+from .kinds import Roles, kind_spec
 from .kindvote import guess_kind
 from .optionkinds import _from_options, _option_kinds, kind_with_options  # noqa: F401 (_from_options, _option_kinds re-exported)
 from .parsed import (DEFAULT_PARSER, KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES,  # noqa: F401 (re-exported)
@@ -61,16 +62,8 @@ _CAME_FROM_RE = re.compile(r"\b(?:come|came) (?:out of|from)\b|\bhad (?:just )?(
 _QUANTITY_NOUNS = {"piece", "pieces", "pair", "pairs", "set", "sets", "bunch", "slice", "slices", "bit", "bits",
                    "lot", "lots", "couple", "group", "groups", "stack", "stacks", "pile", "piles", "kind", "kinds",
                    "type", "types", "sort", "sorts", "number", "amount"}
-_OBJECT_KINDS = ("ego_direction", "reachability", "count", "quantity_change", "object_trajectory")
 _ROUTE_NOUNS = {"route", "path", "way", "walk", "trajectory", "steps", "movements", "tracks", "journey", "order"}
 _ANAPHORA = {"it", "them", "they", "one", "that", "this", "those", "these"}
-_KIND_PRIMITIVE = {
-    "ego_direction": Primitive.EGO_DIRECTION, "distance": Primitive.DISTANCE,
-    "distance_compare": Primitive.DISTANCE_COMPARE, "reachability": Primitive.REACHABILITY,
-    "relative_position": Primitive.RELATIVE_POSITION, "object_trajectory": Primitive.OBJECT_TRAJECTORY,
-    "my_trajectory": Primitive.MY_TRAJECTORY, "quantity_change": Primitive.COUNT_CHANGE, "count": Primitive.COUNT,
-    "category_recall": Primitive.CATEGORY_RECALL, "place": Primitive.OBJECT_LOCATION, "open": Primitive.OPEN,
-}
 
 
 @dataclass
@@ -281,16 +274,17 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     kind, confidence, how = kind_with_options(guess, options, vocab, settings)
     votes = replace(votes, kind=kind)
     calibration = calibration or default_calibration()
-    primitive = _KIND_PRIMITIVE[kind]
+    primitive = kind_spec(kind).primitives[0]
     if how == "none":
         primitive = Primitive.UNKNOWN
     # --- roles of the phrases for this kind
     toks = ps.toks
     references: list[ph.Phrase] = []
     relation = ""
-    if kind == "relative_position":
+    roles = kind_spec(kind).roles
+    if roles == Roles.RELATION:
         asked, references, relation = _prefer_determined(ps.asked, toks, vocab), ps.references, ps.relation
-    elif kind in ("distance", "distance_compare"):
+    elif roles == Roles.DISTANCE:
         ref = _reference_from(ps)
         asked = [p for p in _core_all(ps, vocab) if p is not ref]
         alternatives = _alternatives(toks, asked)
@@ -307,7 +301,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                                   asked=[p for p in ps.asked if p not in frame]), vocab)
         else:
             asked = _core(ps, vocab)
-            if kind in _OBJECT_KINDS and asked and all(_is_place(p, vocab) for p in asked):
+            if roles == Roles.OBJECT and asked and all(_is_place(p, vocab) for p in asked):
                 # "I just came from the hallway; where is the stove": the room opens the question, the object is asked
                 asked = _core(replace(ps, keep=[p for p in ps.keep if not _is_place(p, vocab)],
                                       asked=[p for p in ps.asked if not _is_place(p, vocab)]), vocab)
