@@ -55,3 +55,15 @@ def test_register_refuses_a_second_home():
         register(KindSpec("tally", "how many", ("How many?",), solvers=((Primitive.COUNT, "count"),)))
     with pytest.raises(InvalidInputError, match="bad pattern"):
         CueRule("broken", "(", 1.0)
+
+
+def test_options_fit_the_kinds_that_accept_them():
+    from directme.query.intent import default_vocabulary
+    from directme.query.optionkinds import _option_kinds
+
+    v = default_vocabulary()
+    assert _option_kinds(["1", "two"], v) == {"count", "quantity_change"}
+    assert _option_kinds(["On your left.", "At 3 o'clock."], v) == {"ego_direction", "relative_position"}
+    assert _option_kinds(["kitchen -> hall", "hall then bedroom"], v) == {"my_trajectory"}
+    assert _option_kinds(["The kitchen.", "In the office."], v) == {"my_trajectory", "object_trajectory", "place"}
+    assert _option_kinds(["The sofa.", "The lamp."], v) == frozenset()
