@@ -4,12 +4,14 @@ phrases get their roles, and which geometric solver answers each of its primitiv
 
 A kind is what must be computed to answer (query/prototypes.py lists the meanings). The kinds of this
 registry are the vocabulary shared by the parser (query/), the answerers and the simulator; add one with
-:func:`register` from its own module (``query/kinds/<kind>.py``), imported at the end of this file.
+:func:`register` from its own module (``query/kinds/<kind>.py``), named in ``KIND_MODULES`` at the end of this
+file.
 
 Cue rules are tried in ascending ``priority`` across every kind (the first that matches decides; the open
 kinds' rules come before the geometric ones so "what colour is the cup on my left" stays open)."""
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -147,4 +149,9 @@ def cue_kind(text: str) -> Optional[KindGuess]:
     return None
 
 
-from . import existing  # noqa: E402,F401  (registers the kinds the parser has long known)
+# the kind modules: each registers its kind when imported, in this order (the classifier's and the reports')
+KIND_MODULES = ("ego_direction", "distance", "distance_compare", "reachability", "relative_position",
+                "object_trajectory", "my_trajectory", "quantity_change", "count", "category_recall", "place",
+                "open_question")
+for _module in KIND_MODULES:
+    importlib.import_module(f"{__name__}.{_module}")
