@@ -199,6 +199,10 @@ _CUES: tuple[tuple[str, str, str], ...] = (
                                         r"\b(?:which|what) (?:room|place) did (?:i|we) (?:walk|go|come|enter|pass)\b|"
                                         r"\bwhat was the (?:last|first|previous) (?:room|place)\b|"
                                         r"\bdid (?:i|we) (?:pass|walk|go) (?:through|by|into)\b"),
+    # "am I back where I started": a yes / no on my path
+    ("my_trajectory", "back_at_start", r"\bback (?:to |at |near )?(?:where|the (?:place|spot) where) (?:i|we) (?:started|"
+                                       r"began)\b|\b(?:returned|come back|got back|gone back) to (?:where (?:i|we) "
+                                       r"(?:started|began)|(?:my|our|the) (?:starting point|start(?:ing)? (?:spot|place)))\b"),
     # --- object movement
     ("object_trajectory", "moved", r"\b(?:before|after|since) (?:i|you|we|someone|somebody|anyone) (?:moved|"
                                          r"picked|took|carried|grabbed|lifted|removed|relocated|brought|shifted|fetched|"
