@@ -2,13 +2,13 @@
 (what it means, its prototype sentences, its exact cue rules, the options it accepts, how the question's
 phrases get their roles, and which geometric solver answers each of its primitives).
 
-A kind is what must be computed to answer (query/prototypes.py lists the meanings). The kinds of this
+A kind is what must be computed to answer (each kind's module says its meaning). The kinds of this
 registry are the vocabulary shared by the parser (query/), the answerers and the simulator; add one with
 :func:`register` from its own module (``query/kinds/<kind>.py``), named in ``KIND_MODULES`` at the end of this
 file.
 
-Cue rules are tried in ascending ``priority`` across every kind (the first that matches decides; the open
-kinds' rules come before the geometric ones so "what colour is the cup on my left" stays open)."""
+Cue rules are tried in ascending ``priority`` across every kind (the first that matches decides; most of the
+``open`` kind's rules come first, so "what colour is the cup on my left" stays open)."""
 from __future__ import annotations
 
 import importlib
