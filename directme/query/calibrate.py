@@ -1,8 +1,8 @@
 """Parse confidence from data: the cue rules and the sentence classifier vote on a question's kind, and one
 logistic calibration maps the votes for the kind the parser chose to the probability that the parse is right
-(its kind, and for a geometric kind its asked objects). Fitted on hand-labelled real questions
-(``scripts/fit_intent_calibration.py``); the weights and how they were fitted live in calibration.json
-beside this module. No label enters the parser any other way."""
+(its kind, and for a geometric kind its asked objects). Fitted on hand-labelled real questions by
+``benchmarks/intent_accuracy.py --write-calibration`` (``--cv K`` cross-validates it); the weights and how they
+were fitted live in calibration.json beside this module, the only part of the parser fitted to labels."""
 from __future__ import annotations
 
 import json
@@ -21,8 +21,8 @@ CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 @dataclass(frozen=True)
 class Votes:
     """What voted for a question's kind and the ``kind`` they chose (before the parser's structural refinements:
-    "which quadrant around me", relative to nothing named, is ego_direction). ``decider``: "rule" (an exact cue rule), "relation" (a relation to a
-    named landmark, or "is there"), "meaning" (the sentence classifier), "options" (the options' shape) or
+    "which quadrant around me", relative to nothing named, is ego_direction). ``decider``: "rule" (an exact cue
+    rule), "relation" (a relation to a named landmark, or "is there"), "meaning" (the sentence classifier) or
     "none"; ``rule``: the deciding rule's name; ``rule_kinds``: the kind of every cue rule that matched;
     ``meaning``: the classifier's (kind, probability), best first (empty without a sentence model)."""
 
