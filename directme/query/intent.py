@@ -258,8 +258,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                    settings: Optional[ParserConfig] = None, calibration: Optional[Calibration] = None) -> Intent:
     """Parse one question (with its options, if any) into an Intent. Never raises on odd text.
 
-    ``embedder``: the sentence model the kind classifier uses when no cue rule decides (None: the
-    shared ``auto`` one; an embedder named ``none``/``string``, or ``use_model=False``: rules only).
+    ``embedder``: the sentence model of the kind classifier, which votes on every question and decides when
+    no cue rule does (None: the shared ``auto`` one; an embedder named ``none``/``string``, or ``use_model=False``: rules only).
     ``settings``: how far each kind of evidence is trusted (None: the defaults, config ``query.parser``).
     ``calibration``: maps the votes on the kind to the parse's confidence (None: the packaged one,
     query/calibration.json)."""
@@ -378,11 +378,11 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     all_targets = _dedupe(targets + [t for t in ref_targets if t not in targets])
     if viewpoint is not None:
         all_targets = _dedupe(all_targets + [t for t in (viewpoint.at, viewpoint.facing) if t is not None])
-    if how == guess.how and votes.decider != "none":  # the options' shape decided: no labelled data calibrates it
-        confidence = calibration.probability(votes)
+    if how == guess.how and votes.decider != "none":  # a kind the options gave keeps its configured confidence
+        confidence = calibration.probability(votes)  # (no labelled question has options to calibrate it on)
         if votes.decider == "meaning" and votes.p_meaning(kind) >= settings.unsure_meaning and \
                 kind in _option_kinds(options, vocab):  # options agreeing with meaning
-            confidence = max(confidence, settings.meaning_and_options)  # (no labelled question has options)
+            confidence = max(confidence, settings.meaning_and_options)
     flags: list[Flag] = []
     needs = primitive in _NEEDS_TARGET or (primitive == Primitive.OBJECTS_AROUND and not ref_targets and
                                            (viewpoint is None or viewpoint.at is None))
