@@ -20,11 +20,21 @@ handed to an MLLM, so its effective kind is ``open``. Prints, overall, per sourc
 - a confusion table (rows: labelled kind; columns: effective kind) and parse latency (the first
   parse, which loads the sentence model, excluded): ``parse_p95_ms`` over every parse, and over
   the parses that ran the model (``model_share`` of them).
+
+The parse confidence is the calibrated probability of query/calibrate.py, fitted on these labels
+(``--write-calibration``), so the plain figures above are in-sample. ``--cv K`` also prints K-fold
+cross-validated figures: each fold is parsed with a calibration fitted on the other folds only
+(folds stratified by labelled kind; questions with the same text in one fold):
+
+    python benchmarks/intent_accuracy.py --labels ../shared/data/qa/intent-labels/dev.jsonl --cv 5
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
 import json
+import random
 import os
 import time
 from collections import Counter, defaultdict
@@ -33,11 +43,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from directme.query.classify import classifier_for
+from directme.query.calibrate import Calibration, fit
+from directme.query.classify import classifier_for, normalise_question
 from directme.query.embed import CachedEmbedder
 from directme.query.intent import MIN_PARSE_CONFIDENCE, Intent, parse_question
 from directme.query.phrases import DETERMINERS, is_punct, tokens
-from directme.query.prototypes import KINDS
+from directme.query.kinds import kind_names
 from directme.query.vocab import singular
 
 DEFAULT_LABELS = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa" / "intent-labels" / "dev.jsonl"
@@ -100,6 +111,55 @@ def score(rows: list[dict], intents: list[Intent], min_confidence: float) -> dic
     }
 
 
+def parse_right(row: dict, intent: Intent) -> bool:
+    """Whether a parse is right: its kind, and for a geometric label its asked objects."""
+    if intent.kind != row["kind"]:
+        return False
+    pred = {norm_phrase(t.text) for t in intent.asked} - {""}
+    gold = {norm_phrase(t) for t in row.get("targets") or []} - {""}
+    return row["kind"] == "open" or pred == gold
+
+
+def fit_calibration(rows: list[dict], intents: list[Intent], l2: float, source: str = "") -> Calibration:
+    """The calibration fitted on the labelled parses whose kind a rule or the meaning decided."""
+    samples = [(it.votes, parse_right(row, it)) for row, it in zip(rows, intents)
+               if it.votes is not None and it.votes.decider != "none" and it.how != "options"]
+    return fit(samples, l2, f"L2-penalised logistic regression (l2={l2}) on {len(samples)} labelled questions"
+                            f"{' of ' + source if source else ''}")
+
+
+def folds(rows: list[dict], k: int, seed: int = 0) -> list[list[int]]:
+    """K folds stratified by labelled kind; questions with the same normalised text share a fold."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        groups[normalise_question(row["question"]).rstrip(" ?.!")].append(i)
+    by_kind: dict[str, list[list[int]]] = defaultdict(list)
+    for ix in groups.values():
+        by_kind[rows[ix[0]]["kind"]].append(ix)
+    rng = random.Random(seed)
+    out: list[list[int]] = [[] for _ in range(k)]
+    j = 0
+    for kind in sorted(by_kind):
+        gs = by_kind[kind]
+        rng.shuffle(gs)
+        for g in gs:
+            out[j % k].extend(g)
+            j += 1
+    return [sorted(f) for f in out]
+
+
+def cross_validate(rows: list[dict], intents: list[Intent], k: int, l2: float, parse) -> list[Intent]:
+    """Every question parsed with a calibration fitted on the other folds' labels alone."""
+    out: list[Optional[Intent]] = [None] * len(rows)
+    for fold in folds(rows, k):
+        held = set(fold)
+        train = [i for i in range(len(rows)) if i not in held]
+        cal = fit_calibration([rows[i] for i in train], [intents[i] for i in train], l2)
+        for i in fold:
+            out[i] = parse(rows[i], cal)
+    return [it for it in out if it is not None]
+
+
 def _fmt(v: Any) -> str:
     return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
@@ -114,6 +174,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--question-encoder", default="auto", choices=("auto", "onnx", "torch"),
                     help="the int8 MiniLM that embeds questions: ONNX Runtime's or torch's (auto: ONNX Runtime if installed)")
     ap.add_argument("--out", default=None, help="write per-question parses and the metrics as JSON")
+    ap.add_argument("--cv", type=int, default=0, metavar="K",
+                    help="also print K-fold cross-validated figures (each fold's calibration fitted on the others)")
+    ap.add_argument("--l2", type=float, default=1.0, help="L2 penalty of the calibration's logistic fit")
+    ap.add_argument("--write-calibration", default=None, metavar="PATH",
+                    help="fit the calibration on all the labels and write it (the package's: "
+                         "directme/query/calibration.json)")
     ap.add_argument("--errors", action="store_true",
                     help="also print each wrong parse (for development sets only: tune for kinds, never for lines)")
     a = ap.parse_args(argv)
@@ -129,9 +195,16 @@ def main(argv: Optional[list[str]] = None) -> int:
         t0 = time.perf_counter()
         it = parse_question(row["question"], row.get("options") or (), embedder=embedder)
         lat_ms.append((time.perf_counter() - t0) * 1000.0)
-        model_used.append(it.how == "embedding")
+        model_used.append(bool(it.votes and it.votes.meaning))  # the sentence model voted
         intents.append(it)
     res = score(rows, intents, a.min_confidence)
+    if a.write_calibration:
+        digest = hashlib.sha256(Path(a.labels).read_bytes()).hexdigest()[:12]
+        cal = fit_calibration(rows, intents, a.l2, f"{Path(a.labels).name} (sha256 {digest}), "
+                                                   f"{datetime.date.today().isoformat()}, embedder {embedder.name}, "
+                                                   f"by benchmarks/intent_accuracy.py --write-calibration")
+        Path(a.write_calibration).write_text(json.dumps(cal.to_json(), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {a.write_calibration}: {cal.fitted}")
     print(f"questions={len(rows)} labels={a.labels} min_confidence={a.min_confidence} embedder={embedder.name}")
     by_source: dict[str, list[int]] = defaultdict(list)
     by_kind: dict[str, list[int]] = defaultdict(list)
@@ -141,7 +214,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     cols = ("n", "kind_accuracy", "target_f1", "open_recall", "geometric_precision", "sent_to_geometric")
     print(f"{'group':28s}" + "".join(f" {c:>19s}" for c in cols))
     groups = [("overall", list(range(len(rows))))] + [(f"source={s}", ix) for s, ix in sorted(by_source.items())] + \
-             [(f"kind={k}", by_kind[k]) for k in KINDS if k in by_kind]
+             [(f"kind={k}", by_kind[k]) for k in kind_names() if k in by_kind]
     per_kind: dict[str, dict] = {}
     for name, ix in groups:
         r = score([rows[i] for i in ix], [intents[i] for i in ix], a.min_confidence)
@@ -149,7 +222,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             per_kind[name[5:]] = r
         print(f"{name:28s}" + "".join(f" {_fmt(r[c]):>19s}" for c in cols))
     eff = [effective_kind(it, a.min_confidence) for it in intents]
-    seen = [k for k in KINDS if k in by_kind or k in eff]
+    seen = [k for k in kind_names() if k in by_kind or k in eff]
     print("\nconfusion (rows: labelled kind, columns: effective kind)")
     short = {k: k[:8] for k in seen}
     print(f"{'':18s}" + "".join(f" {short[k]:>8s}" for k in seen))
@@ -179,8 +252,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     for key in ("kind_accuracy", "raw_kind_accuracy", "target_f1", "reference_accuracy", "open_recall",
                 "geometric_precision", "geometric_precision_with_reference", "open_geometric_over_0.5"):
         print(f"{key}={_fmt(res[key])}")
+    cv = None
+    if a.cv > 1:
+        cv_intents = cross_validate(rows, intents, a.cv, a.l2, lambda row, cal: parse_question(
+            row["question"], row.get("options") or (), embedder=embedder, calibration=cal))
+        cv = score(rows, cv_intents, a.min_confidence)
+        print(f"\ncross-validated ({a.cv} folds; each fold's calibration fitted on the other folds)")
+        for key in ("kind_accuracy", "target_f1", "reference_accuracy", "open_recall", "geometric_precision",
+                    "geometric_precision_with_reference", "sent_to_geometric", "open_geometric_over_0.5"):
+            print(f"cv_{key}={_fmt(cv[key])}")
     if a.out:
-        out = {"metrics": res, "per_kind": per_kind,
+        out = {"metrics": res, "cv_metrics": cv, "per_kind": per_kind,
                "parses": [{"id": r["id"], "kind": it.kind, "effective_kind": e, "confidence": it.confidence,
                            "how": it.how, "targets": [t.text for t in it.asked], "reference": it.reference_text,
                            "viewpoint": it.viewpoint.text if it.viewpoint else None, "parse_ms": ms}

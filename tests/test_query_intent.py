@@ -91,8 +91,9 @@ def test_synonyms_plurals_and_objects365_names():
 
 @pytest.mark.parametrize("text", ["Blah blah?", "What is the meaning of life?", "???", "Hello"])
 def test_not_understood_degrades(text):
-    intent = parse_question(text)  # the sentence model gives some kind, with a low calibrated confidence
-    assert not intent.answerable() and intent.confidence < 0.5 and "not_understood" in intent.flags
+    intent = parse_question(text)  # the sentence model finds it open, or some kind with a low calibrated confidence
+    assert not intent.answerable() and (intent.kind == "open" or intent.confidence < 0.5 and
+                                        "not_understood" in intent.flags), (intent.kind, intent.confidence)
     rules_only = parse_question(text, use_model=False)  # no rule knows it: unknown, never a guess
     assert rules_only.primitive == "unknown" and rules_only.confidence == 0.0 and "not_understood" in rules_only.flags
 

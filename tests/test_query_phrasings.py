@@ -126,13 +126,19 @@ def test_option_kinds(options, kinds):
 def test_unsure_meaning_and_agreeing_options_make_a_parse_answerable(monkeypatch):
     """A kind guessed by meaning below the bar is answered when the options are of that kind, never otherwise."""
     import directme.query.intent as intent
+    from directme.query.calibrate import Votes
     from directme.query.classify import KindGuess
 
-    monkeypatch.setattr(intent, "_guess_kind", lambda *a, **k: KindGuess("ego_direction", 0.4, "embedding"))
+    def meaning(p):
+        scores = (("ego_direction", p), ("open", 1 - p))
+        return lambda *a, **k: (KindGuess("ego_direction", p, "embedding", scores),
+                                Votes("ego_direction", "meaning", meaning=scores))
+
+    monkeypatch.setattr(intent, "guess_kind", meaning(0.4))
     q = "The kettle, where would that be for me?"
     agree = parse_question(q, ["It is on your left.", "It is behind you.", "It is on your right."])
     assert agree.answerable() and agree.how == "embedding+options" and [t.key for t in agree.asked] == ["kettle"]
     assert not parse_question(q, ["The kitchen.", "The office."]).answerable()
     assert not parse_question(q).answerable()
-    monkeypatch.setattr(intent, "_guess_kind", lambda *a, **k: KindGuess("ego_direction", 0.2, "embedding"))
+    monkeypatch.setattr(intent, "guess_kind", meaning(0.2))
     assert not parse_question(q, ["It is on your left.", "It is behind you."]).answerable()  # too unsure

@@ -249,7 +249,7 @@ def test_open_or_unsure_questions_abstain_with_no_letter():
     for q in ("What colour is the sofa?", "Blah blah blah?"):
         a = ask(q, ["Yes.", "No."])
         assert a.letter is None and a.option_scores is None and a.confidence == 0.0 and "abstained" in a.flags
-    strict = GeometricAnswerer(GeometricConfig(min_parse_confidence=0.99))  # a rule's 0.9 is below this threshold
+    strict = GeometricAnswerer(GeometricConfig(min_parse_confidence=0.99))  # a rule-decided parse is calibrated below it
     a = ask("Where is the sofa?", DIRS, strict)
     assert a.letter is None and "abstained" in a.flags and "not understood well enough" in a.text
 

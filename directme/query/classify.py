@@ -1,4 +1,4 @@
-"""What kind of question this is (query/prototypes.py lists the kinds): exact cue rules first, then
+"""What kind of question this is (query/kinds registers the kinds): exact cue rules first, then
 meaning.
 
 1. Cue rules (query/cues.py): short patterns whose reading is not in doubt ("what colour", "how far",
@@ -21,16 +21,17 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .cues import KindGuess, cue_kind, normalise_question, relation_cue  # noqa: F401 (re-exported: the kind API)
+from .cues import KindGuess, normalise_question, relation_cue  # noqa: F401 (re-exported: the kind API)
+from .kinds import cue_kind  # noqa: F401 (re-exported: the kind API)
 from .embed import CachedEmbedder
 from .parsed import DEFAULT_PARSER, ParserConfig
 from .phrases import FUNCTION_WORDS, tokens
-from .prototypes import KINDS, PROTOTYPES
+from .kinds import REGISTRY, kind_names
 from .vocab import Vocabulary, singular
 
 loading_log = logging.getLogger("directme.loading")  # stage lines ("loading ... N s"; `directme` prints them)
 
-GEOMETRIC_KINDS = tuple(k for k in KINDS if k != "open")
+GEOMETRIC_KINDS = tuple(k for k in kind_names() if REGISTRY[k].geometric)
 
 
 # ------------------------------------------------------------------ the embedding classifier
@@ -95,8 +96,10 @@ class KindClassifier:
         self.mask = mask
         self.sure = sure
         self.masked_sure = masked_sure
-        self.prototypes = {k: tuple(v) for k, v in (prototypes or PROTOTYPES).items()}
-        self.kinds = tuple(k for k in KINDS if self.prototypes.get(k))
+        given = prototypes or {k: REGISTRY[k].prototypes for k in kind_names()}  # every registered kind's
+        self.prototypes = {k: tuple(v) for k, v in given.items()}
+        self.kinds = tuple(k for k in (*kind_names(), *self.prototypes) if self.prototypes.get(k))
+        self.kinds = tuple(dict.fromkeys(self.kinds))
         self.top_k = top_k
         self._ready = False
         self._lock = threading.Lock()

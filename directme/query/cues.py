@@ -1,6 +1,6 @@
 """Exact cue rules for the kind of a question: short patterns whose reading is not in doubt ("what
-colour", "how far", "which side", "tell me when", "if I face X"), each with the confidence it is trusted
-with, and the relation cues the parser applies once it knows whether a named landmark is an object or a
+colour", "how far", "which side", "tell me when", "if I face X"), each a vote for a kind (query/kinds
+registers them; query/calibrate.py turns the votes into a confidence), and the relation cues the parser applies once it knows whether a named landmark is an object or a
 room (query/classify.py falls back to meaning when no rule decides)."""
 from __future__ import annotations
 
@@ -104,26 +104,29 @@ _STATE = (r"(?:open|opened|closed|shut|lit|unlit|clean|cleaned|dirty|messy|tidy|
           r"(?:turned|switched) (?:on|off)|on or off|off or on|open or closed|closed or open|full or empty|"
           r"empty or full|ajar|on fire|boiling|cooked|ripe)")
 
-# (kind, confidence, rule name, pattern) in order; the first that matches decides.
-_CUES: tuple[tuple[str, float, str, str], ...] = (
+# (kind, rule name, pattern) in order; query/kinds registers them with these priorities (the first that matches
+# decides).
+_CUES: tuple[tuple[str, str, str], ...] = (
     # --- what memory geometry cannot answer
-    ("open", 0.92, "attribute", r"\b(?:what|which)\b[^?.]*\bcolou?rs?\b|\bcolou?rs? (?:is|are|of)\b|"
+    ("open", "attribute", r"\b(?:what|which)\b[^?.]*\bcolou?rs?\b|\bcolou?rs? (?:is|are|of)\b|"
                                 r"\b(?:what|which) (?:is |are )?(?:the )?(?:colou?rs?|shapes?|materials?|patterns?|"
                                 r"textures?|brand|fabric|font|shade|design|style)\b|\bmade (?:of|from|out of)\b|"
                                 r"\bwhat colou?r\b|\bhow (?:big|large|small|tall|wide|heavy|old|thick|deep|bright)\b"),
-    ("open", 0.9, "text", r"\b(?:written|writing|inscribed|printed|says|reads|spelled|spelt|logo|caption|headline|"
+    ("open", "text", r"\b(?:written|writing|inscribed|printed|says|reads|spelled|spelt|logo|caption|headline|"
                           r"subtitle)\b|\bwhat (?:does|do|did) (?:it|the [\w']+(?: [\w']+){0,2}|this|that|they|he|she) (?:say|read|show|"
-                          r"display|mean|indicate)\b|\bwhat (?:time(?! (?:on|of|in terms of) (?:a|the) clock\b)|day|date|year|temperature|language)\b|"
+                          r"display|mean|indicate)\b|\bwhat (?:day|date|year|temperature|language)\b|"
                           r"\bnames? of\b(?! (?:the |that |this )?(?:room|place)s?\b)|\bwhat (?:is|are) (?:the |its |his |her |their )?names?\b|\bcalled\b|^who\b|"
                           r"\bwho (?:is|are|was|were|did|does)\b|\bwhose\b|\bletters?\b|\bnumbering\b"),
-    ("open", 0.9, "state", r"^(?:is|are|was|were|has|have)\b(?! there\b)(?!.*\b(?:reach|closer|nearer|farther|further)\b).*\b"
+    # "what time is it" (not "what time on a clock": unless a clock is the answer's frame, see _UNLESS)
+    ("open", "time_of_day", r"\bwhat time(?! (?:on|of|in terms of) (?:a|the) clock\b)\b"),
+    ("open", "state", r"^(?:is|are|was|were|has|have)\b(?! there\b)(?!.*\b(?:reach|closer|nearer|farther|further)\b).*\b"
                            + _STATE + r"\b"),
-    ("open", 0.9, "state_on_off", r"^(?:is|are|was|were)\b.* (?:on|off)\s*[?.!]*$|(?<!that )(?<!which )\b(?:is|are|was|were|gets?|got) "
+    ("open", "state_on_off", r"^(?:is|are|was|were)\b.* (?:on|off)\s*[?.!]*$|(?<!that )(?<!which )\b(?:is|are|was|were|gets?|got) "
                                   r"(?:switched|turned|toggled) (?:on|off)\b"),
-    ("open", 0.9, "how_to", r"(?:\bhow (?:can|could|do|does|should|would|might|to|will) (?:i|we|you|one|a person|someone|"
+    ("open", "how_to", r"(?:\bhow (?:can|could|do|does|should|would|might|to|will) (?:i|we|you|one|a person|someone|"
                             r"people)\b|^how (?:can|could|do|should|would|to)\b)" + _NOT_TURNING),
     # --- an imagined viewpoint ("if I face the sofa, which side ...")
-    ("relative_position", 0.93, "viewpoint", r"(?:\b(?:if|suppose|supposing|imagine|assuming|say|when)\b|\bonce (?:i|you|we)\b|\bwere (?:i|"
+    ("relative_position", "viewpoint", r"(?:\b(?:if|suppose|supposing|imagine|assuming|say|when)\b|\bonce (?:i|you|we)\b|\bwere (?:i|"
                                              r"you|we) to\b)(?! (?:i|you|we) (?:want|need|wanted|needed|would like) to)"
                                              r"[^?]*\b(?:face|facing|faced|sit|sitting|sat|stand|standing|stood|lie|"
                                              r"lying|look(?:ed|ing|s)? (?:straight |directly |right )?at|seated|"
@@ -131,21 +134,21 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                              r"(?! (?:towards? )?(?:twelve|12|noon|straight|ahead|forwards?)\b)|^(?:facing|face|turned to face|"
                                              r"turning to face)(?: towards?| at)? (?:the|a|an|my)\b|"
                                              r"^with (?:the|a|an|my) [^,;?]*?in front of (?:me|you|us)\b"),
-    ("open", 0.9, "affordance", r"\bwhere (?:can|could|should|might|may) (?:i|we|you|one|a person|someone|"
+    ("open", "affordance", r"\bwhere (?:can|could|should|might|may) (?:i|we|you|one|a person|someone|"
                                 r"people|the \w+|an? \w+)\b(?! (?:find|locate|spot|look for|see|get to) (?:the|my|a|an|"
                                 r"that|this|some|our|your)\b)(?! " + _LOOK_FOR + r")"),
-    ("open", 0.9, "use", r"\bwhat (?:can|could|should|would|might|do) (?:i|we|you|one|a person)\b(?! (?:see|find)\b)|"
+    ("open", "use", r"\bwhat (?:can|could|should|would|might|do) (?:i|we|you|one|a person)\b(?! (?:see|find)\b)|"
                          r"\bwhat (?:can|could) be used\b|\bused (?:for|to)\b(?! be\b)|\b(?:purpose|function|use) of\b|"
                          r"\b(?:something|anything) (?:i|we|you) (?:can|could) use\b|\bcan (?:i|we|you) use\b|"
                          r"\bwhat (?:is|are) (?:the |this |that )?\w+(?: \w+)? (?:for|used for)\s*[?.!]*$"),
-    ("open", 0.9, "free_space", r"\bis there (?:enough |any |some |more |still )?(?:free |empty |open )?(?:room|space)\b|"
+    ("open", "free_space", r"\bis there (?:enough |any |some |more |still )?(?:free |empty |open )?(?:room|space)\b|"
                                 r"\benough (?:room|space)\b|\b(?:free|empty|available) (?:space|spot)\b|"
                                 r"\b(?:enough|free|some|any|more|no|much|little|the|there|of) (?:room|space) (?:for|"
                                 r"to (?:hang|put|sit|store|keep|place|work|fit|stand|move|add|walk|lie|park))\b|"
                                 r"^(?![^?]*\b(?:direction|position|bearing)\b)(?:can|could|would|will) (?:i|we|you|one|a person|someone|"
                                 r"somebody|it) (?:put|fit|keep|store|place|hang|stand|sit|lie|park|add|cook|watch|"
                                 r"make|charge|eat|sleep|wash|work(?! out)|play|read|use|plug|hide)\b"),
-    ("open", 0.9, "event", r"\b(?:tell me|let me know|notify me|alert me|remind me) (?:when|as soon as|once)\b|"
+    ("open", "event", r"\b(?:tell me|let me know|notify me|alert me|remind me) (?:when|as soon as|once)\b|"
                            r"\bwait (?:until|till|for)\b|"
                            r"^(?:describe|summari[sz]e|explain|list|name|identify|compare)\b" + _NOT_WHERE + r"|"
                            r"\b(?:describe|summari[sz]e)\b" + _NOT_WHERE + r"|"
@@ -153,30 +156,30 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                            r"\b(?:video|scene|clip|footage|vlog\w*|episode|tutorial)\b|"
                            # events in a video: "what dramatic action occurs", "what event prompts"
                            r"\b(?:occurs?|occurred|occurring|takes place|took place)\b|\bwhat (?:events?|actions?)\b"),
-    ("open", 0.85, "people", r"\b(?:he|she|his|her|hers|him)\b|\b(?:anyone|anybody|someone|somebody) "
+    ("open", "people", r"\b(?:he|she|his|her|hers|him)\b|\b(?:anyone|anybody|someone|somebody) "
                              r"(?:living|live|lives|sitting|sleeping|using|working|home|inside|there|here)\b|"
                              r"\bis (?:anyone|anybody|someone|somebody)\b|\b(?:doing|performing|cooking|dancing|singing|"
                              r"playing|eating|drinking|saying|speaking|talking|wearing|reacting|buying|bought|"
                              r"purchased?|preparing|demonstrat\w+|mention\w*|introduc\w+|recommend\w*|perform\w*)\b"),
-    ("open", 0.88, "reasoning", r"\b(?:could|might|would) (?:you|i|we|one) (?:possibly|probably|likely|typically|"
+    ("open", "reasoning", r"\b(?:could|might|would) (?:you|i|we|one) (?:possibly|probably|likely|typically|"
                                 r"usually|normally)\b|\b(?:possibly|typically|expect to find|inferr?(?:ed)?|infer|"
                                 r"conclude\w*|implies|imply|according to|based on|opinion|reasons?|similarit(?:y|ies)|in common|"
                                 r"common (?:elements?|features?|themes?|factors?|threads?))\b|"
                                 r"\bwhat (?:information|message|details?|instructions?|steps?|ingredients?)\b|"
                                 r"\bwhat (?:is|are|was|were) the (?:\w+ )?(?:steps?|stages?|phases?)\b"),
-    ("open", 0.85, "third_party", r"\b(?:what|how|why|when|which|where)\b(?: \w+){0,3} (?:does|did|do) (?:the|a|an|this|"
+    ("open", "third_party", r"\b(?:what|how|why|when|which|where)\b(?: \w+){0,3} (?:does|did|do) (?:the|a|an|this|"
                                   r"that|these|those) (?:\w+ ){0,3}?(?:add|adds|use(?! to (?:be|sit|stand|live|lie|stay|go)\b)|say|do|make|show|buy|cook|prepare|"
                                   r"wear|hold|eat|drink|play|perform|mention|recommend|demonstrate|explain|describe|"
                                   r"try|want|need|like|think|feel|react|sound|mean|offer|give|introduce|order|choose|"
                                   r"display|present|sell|teach|ask|answer|suggest|plan|decide|finish|start(?! (?:out|off)\b)|begin|"
                                   r"do next|look like)\b"),
-    ("open", 0.85, "knowledge", r"\bwhat (?:kind|type|sort|species|breed|model|make|genre|variety) of\b(?! (?:rooms?|"
+    ("open", "knowledge", r"\bwhat (?:kind|type|sort|species|breed|model|make|genre|variety) of\b(?! (?:rooms?|"
                                 r"places?|locations?|buildings?|areas?|spaces?|shops?|stores?|venues?|objects?|things?|"
                                 r"items?|furniture)\b)|\b(?:which|what) (?:city|country|language|brand|species|breed|song|"
                                 r"company|team|dish|cuisine|sport|model|genre|style)\b|\bhow many times\b|"
                                 r"\b(?:which|what) (?:\w+ ){1,2}(?:brand|model|genre|species|breed|language|cuisine|company)\b"),
     # --- my own movement (before object movement and places: "which room was I in")
-    ("my_trajectory", 0.95, "my_route", r"\b(?:which|what) (?:rooms?|places?|areas?) (?:was|were|did|have|had) (?:i|we)\b"
+    ("my_trajectory", "my_route", r"\b(?:which|what) (?:rooms?|places?|areas?) (?:was|were|did|have|had) (?:i|we)\b"
                                         r"(?! (?:take|took|bring|brought|carry|carried|move|moved|put|leave|left|drop|dropped|place|placed|"
                                         r"set|pick|picked|grab|grabbed|get|got|fetch|fetched|collect|collected|remove|"
                                         r"removed) (?:the|my|a|an|this|that|it|our|your)\b)|"
@@ -196,8 +199,12 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                         r"\b(?:which|what) (?:room|place) did (?:i|we) (?:walk|go|come|enter|pass)\b|"
                                         r"\bwhat was the (?:last|first|previous) (?:room|place)\b|"
                                         r"\bdid (?:i|we) (?:pass|walk|go) (?:through|by|into)\b"),
+    # "am I back where I started": a yes / no on my path
+    ("my_trajectory", "back_at_start", r"\bback (?:to |at |near )?(?:where|the (?:place|spot) where) (?:i|we) (?:started|"
+                                       r"began)\b|\b(?:returned|come back|got back|gone back) to (?:where (?:i|we) "
+                                       r"(?:started|began)|(?:my|our|the) (?:starting point|start(?:ing)? (?:spot|place)))\b"),
     # --- object movement
-    ("object_trajectory", 0.92, "moved", r"\b(?:before|after|since) (?:i|you|we|someone|somebody|anyone) (?:moved|"
+    ("object_trajectory", "moved", r"\b(?:before|after|since) (?:i|you|we|someone|somebody|anyone) (?:moved|"
                                          r"picked|took|carried|grabbed|lifted|removed|relocated|brought|shifted|fetched|"
                                          r"collected)\b|"
                                          r"\b(?:before|after|since) (?:me |my |you |your )?(?:moving|carrying|picking|"
@@ -225,7 +232,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          _NOT_SELF + r"|"
                                          r"\bstill where it was\b|\bchange(?:d)? (?:place|position|location)\b"),
     # --- "what is on / between / left of Y" (a superlative later in it is not a distance question)
-    ("relative_position", 0.9, "what_relation", r"^(?:so |and |ok |okay |now )?what(?: is| are| was| were)?(?: \w+)?"
+    ("relative_position", "what_relation", r"^(?:so |and |ok |okay |now )?what(?: is| are| was| were)?(?: \w+)?"
                                                 r"(?: (?:located|placed|hanging|sitting|lying|standing|leaning|mounted|"
                                                 r"attached|kept|stored|displayed|stacked|positioned|resting|set|found|"
                                                 r"visible|there))?(?: (?:directly|right|just|immediately|exactly))? "
@@ -235,29 +242,29 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                                 r"in front of|behind|on top of|under|underneath|beneath|below|above|"
                                                 r"next to|beside|across from|opposite)\b"),
     # --- distances (my walk is above; "how far is X")
-    ("distance_compare", 0.95, "closer_distance", r"\b(?:shorter|smaller|lesser|greater|larger|bigger|longer) "
+    ("distance_compare", "closer_distance", r"\b(?:shorter|smaller|lesser|greater|larger|bigger|longer) "
                                                   r"distance\b|\b(?:less|more|shorter|longer|quicker|smaller|"
                                                   r"bigger|longer) (?:of a )?(?:walk|trip|stroll|way to go)\b|"
                                                   r"\btakes? (?:me |us )?(?:longer|less time|more time|the "
                                                   r"(?:longest|shortest|least time|most time)) to (?:walk|get|reach|"
                                                   r"go)\b|\b(?:reach|get to|arrive at|come to|walk to) (?:first|"
                                                   r"sooner|quicker|faster|last)\b"),
-    ("distance", 0.95, "how_far", r"\bhow far\b|\b(?:what is|tell me) the distance\b|\bdistance (?:between|from|to)\b|"
+    ("distance", "how_far", r"\bhow far\b|\b(?:what is|tell me) the distance\b|\bdistance (?:between|from|to)\b|"
                                   r"\bhow many (?:meters|metres|feet|foot|steps|yards|m|cm|centimeters|centimetres|inches|"
                                   r"paces)\b|\bhow close (?:am i|is|are|was|were)\b|\bhow near\b|\bhow far apart\b"),
-    ("distance_compare", 0.95, "closer", r"\b(?:closer|nearer|closest|nearest|farther|further|farthest|furthest|"
+    ("distance_compare", "closer", r"\b(?:closer|nearer|closest|nearest|farther|further|farthest|furthest|"
                                          r"more distant|less distant|most distant|less far|least far|more far|"
                                          r"most far|further off|farther off)\b|"
                                          r"\b(?:shortest|shorter|longest|longer) "
                                          r"(?:walk|way to go|trip)\b"),
-    ("reachability", 0.93, "reach", r"\b(?:can|could) (?:i|you|we) (?:still )?(?:reach|touch|grab|get hold of)\b|"
+    ("reachability", "reach", r"\b(?:can|could) (?:i|you|we) (?:still )?(?:reach|touch|grab|get hold of)\b|"
                                     r"\b(?:i|you|we) (?:can|could) (?:still )?(?:reach|touch|grab|get hold of)\b|"
                                     r"\bwithin (?:my |your |arm'?s?'? )?reach\b|\barm'?s?'? (?:length|reach)\b|"
                                     r"\b(?:reachable|out of reach|in reach|within reach)\b|\bwithout (?:moving|walking|"
                                     r"getting up|standing up|taking a step|stepping|leaning)\b|\bclose enough (?:for me )?"
                                     r"to (?:reach|touch|grab|pick)\b|\bable to (?:reach|touch|grab)\b"),
     # --- where X is for me
-    ("ego_direction", 0.95, "ego_words", r"\b(?:which|what) side\b(?! of (?:the|a|an|my|this|that|his|her)\b)|\bo'?clock\b|"
+    ("ego_direction", "ego_words", r"\b(?:which|what) side\b(?! of (?:the|a|an|my|this|that|his|her)\b)|\bo'?clock\b|"
                                          # "the cup, left side or right side?" (no other object named as a frame)
                                          r"^(?![^?]*\b(?:from|relative to|of) (?:the|a|an|this|that)\b)[^?]*\b(?:left|right)"
                                          r"(?: hand)?(?: side)? or (?:on |to )?(?:the |my )?(?:left|right)\b|"
@@ -285,7 +292,7 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
                                          r"\bfrom (?:me|here|where i am)\b|\bclock (?:direction|position|hour|face|dial|"
                                          r"terms?|notation|reading|numbers?)s?\b|\b(?:which|what) (?:clock )?hour "
                                          r"(?:is|are|would|will|does|do)\b(?! it\b)"),
-    ("ego_direction", 0.9, "find", r"\b(?:help me find|help me locate|(?:i am|am) (?:looking|searching) for|i (?:need|want|"
+    ("ego_direction", "find", r"\b(?:help me find|help me locate|(?:i am|am) (?:looking|searching) for|i (?:need|want|"
                                    r"have) to find|i can not find|i lost|point me (?:to|towards)|show me where|"
                                    r"where (?:can|could|would|might|do|should) (?:i|we) (?:find|locate|spot|look for|see|"
                                    r"get to)|where did (?:i|we) (?:leave|left|put|place|drop|dropped|keep|kept|store|"
@@ -297,9 +304,10 @@ _CUES: tuple[tuple[str, float, str, str], ...] = (
 _CLOCK_AS_FRAME = re.compile(r"\b(?:imagine|imagining|picture|picturing|think of|thinking of|using|use) (?:a|the|an "
                              r"imaginary) clock\b|\bclock[- ](?:system|method|positions?|directions?|terms|hours?)\b|\b(?:12|twelve)(?: o'clock)? (?:is |being |as |at )?(?:straight |dead |"
                              r"directly |right )?(?:ahead|in front)\b|\bo'?clock\b")
-_WHAT_TIME = re.compile(r"\bwhat time\b")
 _SIDE_OF_ME = re.compile(r"\b(?:which|what) side of (?:me|my body|myself)\b")
-_CUE_RE = tuple((kind, conf, name, re.compile(p)) for kind, conf, name, p in _CUES)
+# rule name -> a pattern that vetoes it ("if I imagine a clock with 12 straight ahead, what time does the cup sit
+# at": a clock hour; "what side of my body is the cup closest to": a side of me)
+_UNLESS = {"time_of_day": _CLOCK_AS_FRAME.pattern, "closer": _SIDE_OF_ME.pattern}
 
 _WHERE_RE = re.compile(r"\bwhere (?:is|are|was|were|do (?:i|we|you) keep)\b|"
                        r"\bwhere (?:would|will|could|might|should|must) (?:the|my|that|this) [^?.,;]*? be\b|"  # and indirect: "where would you say the cup is"
@@ -334,30 +342,6 @@ _PLACE_RE = re.compile(r"\b(?:which|what) (?:room|floor|level|storey|story|part 
                        r"\b(?:which|what) room (?:has|contains|holds)\b|\bwhich room would\b")
 
 
-def cue_kind(text: str) -> Optional[KindGuess]:
-    """The kind an exact cue rule gives ``text`` (normalised with :func:`normalise_question`), or None."""
-    for kind, conf, name, pattern in _CUE_RE:
-        if pattern.search(text):
-            if name == "text" and _CLOCK_AS_FRAME.search(text) and not pattern.search(_WHAT_TIME.sub("", text)):
-                continue  # "if I imagine a clock with 12 straight ahead, what time does the cup sit at": a clock hour
-            if name == "closer" and _SIDE_OF_ME.search(text):
-                continue  # "what side of my body is the cup closest to": a side of me
-            return KindGuess(kind, conf, f"rule:{name}")
-    if _COUNT_CHANGE_RE.search(text):
-        return KindGuess("quantity_change", 0.9, "rule:count_change")
-    if _COUNT_RE.search(text):
-        return KindGuess("count", 0.92, "rule:count")
-    if _PLACE_RE.search(text):
-        return KindGuess("place", 0.92, "rule:place")
-    if _RECALL_RE.search(text):
-        return KindGuess("category_recall", 0.9, "rule:recall")
-    if _WHERE_RE.search(text):
-        if _RELATIVE_TO_RE.search(text):
-            return KindGuess("relative_position", 0.92, "rule:where_relative_to")
-        return KindGuess("ego_direction", 0.9, "rule:where")
-    return None
-
-
 def relation_cue(text: str, has_reference: bool, reference_is_place: bool) -> Optional[KindGuess]:
     """"What is on / under / left of Y?", "Is X on Y?", "Is there X on Y?": a relation to a named
     landmark (decided by the parser, which knows whether Y is an object or a room)."""
@@ -365,9 +349,9 @@ def relation_cue(text: str, has_reference: bool, reference_is_place: bool) -> Op
         return None
     if reference_is_place:  # "what is in the kitchen", "are there towels in the bathroom"
         if _WH_START.search(text) or _EXIST_RE.search(text):
-            return KindGuess("category_recall", 0.85, "rule:in_place")
+            return KindGuess("category_recall", 1.0, "rule:in_place")
         return None
     if re.search(r"^(?:so |and |ok |okay |now )?(?:what|which|whats)\b[^?]*?\b" + _REL + r"\b", text) or \
             _EXIST_RE.search(text) or _BINARY_RE.search(text):
-        return KindGuess("relative_position", 0.9, "rule:relation")
+        return KindGuess("relative_position", 1.0, "rule:relation")
     return None

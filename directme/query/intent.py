@@ -16,8 +16,11 @@ from typing import Optional, Sequence
 
 from ..types import Flag
 from . import phrases as ph
-from .classify import KindGuess, classifier_for, cue_kind, normalise_question, relation_cue
+from .calibrate import Calibration, default_calibration
+from .classify import normalise_question
 from .embed import CachedEmbedder
+from .kinds import Roles, kind_spec
+from .kindvote import guess_kind
 from .optionkinds import _from_options, _option_kinds, kind_with_options  # noqa: F401 (_from_options, _option_kinds re-exported)
 from .parsed import (DEFAULT_PARSER, KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES,  # noqa: F401 (re-exported)
                      Intent, ParserConfig, Primitive, Target, Viewpoint)
@@ -59,16 +62,8 @@ _CAME_FROM_RE = re.compile(r"\b(?:come|came) (?:out of|from)\b|\bhad (?:just )?(
 _QUANTITY_NOUNS = {"piece", "pieces", "pair", "pairs", "set", "sets", "bunch", "slice", "slices", "bit", "bits",
                    "lot", "lots", "couple", "group", "groups", "stack", "stacks", "pile", "piles", "kind", "kinds",
                    "type", "types", "sort", "sorts", "number", "amount"}
-_OBJECT_KINDS = ("ego_direction", "reachability", "count", "quantity_change", "object_trajectory")
 _ROUTE_NOUNS = {"route", "path", "way", "walk", "trajectory", "steps", "movements", "tracks", "journey", "order"}
 _ANAPHORA = {"it", "them", "they", "one", "that", "this", "those", "these"}
-_KIND_PRIMITIVE = {
-    "ego_direction": Primitive.EGO_DIRECTION, "distance": Primitive.DISTANCE,
-    "distance_compare": Primitive.DISTANCE_COMPARE, "reachability": Primitive.REACHABILITY,
-    "relative_position": Primitive.RELATIVE_POSITION, "object_trajectory": Primitive.OBJECT_TRAJECTORY,
-    "my_trajectory": Primitive.MY_TRAJECTORY, "quantity_change": Primitive.COUNT_CHANGE, "count": Primitive.COUNT,
-    "category_recall": Primitive.CATEGORY_RECALL, "place": Primitive.OBJECT_LOCATION, "open": Primitive.OPEN,
-}
 
 
 @dataclass
@@ -258,51 +253,38 @@ def _resolve_anaphora(text: str, ps: _Phrases, vocab: Vocabulary) -> list[ph.Phr
     return earlier[:1]
 
 
-def _guess_kind(text: str, ps: _Phrases, embedder: Optional[CachedEmbedder], use_model: bool,
-                vocab: Optional[Vocabulary] = None, settings: ParserConfig = DEFAULT_PARSER) -> KindGuess:
-    guess = cue_kind(text)
-    if guess is not None:
-        return guess
-    guess = relation_cue(text, bool(ps.references), ps.reference_is_place)
-    if guess is not None and not ps.reference_known and use_model:  # "what is in the <unknown word>": meaning decides
-        emb = classifier_for(embedder, settings).classify(text, vocab)
-        if emb.how == "embedding" and emb.kind != guess.kind:
-            return emb
-    if guess is not None:
-        return guess
-    if re.search(r"^(?:is|are|was|were) there\b|^(?:do|does) (?:this|the) \w+ have\b", text):
-        return KindGuess("category_recall", 0.85, "rule:exists")
-    if not use_model:
-        return KindGuess("open", 0.0, "none")
-    return classifier_for(embedder, settings).classify(text, vocab)
-
-
 def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[Vocabulary] = None,
                    embedder: Optional[CachedEmbedder] = None, use_model: bool = True,
-                   settings: Optional[ParserConfig] = None) -> Intent:
+                   settings: Optional[ParserConfig] = None, calibration: Optional[Calibration] = None) -> Intent:
     """Parse one question (with its options, if any) into an Intent. Never raises on odd text.
 
-    ``embedder``: the sentence model the kind classifier uses when no cue rule decides (None: the
-    shared ``auto`` one; an embedder named ``none``/``string``, or ``use_model=False``: rules only).
-    ``settings``: how far each kind of evidence is trusted (None: the defaults, config ``query.parser``)."""
+    ``embedder``: the sentence model of the kind classifier, which votes on every question and decides when
+    no cue rule does (None: the shared ``auto`` one; an embedder named ``none``/``string``, or ``use_model=False``: rules only).
+    ``settings``: how far each kind of evidence is trusted (None: the defaults, config ``query.parser``).
+    ``calibration``: maps the votes on the kind to the parse's confidence (None: the packaged one,
+    query/calibration.json)."""
     settings = settings or DEFAULT_PARSER
     vocab = vocab or default_vocabulary()
     text = normalise_question(question)
     time_ref, main = parse_time(text, vocab)
     view = ph.viewpoint(text, frozenset(vocab.places), lambda toks: _protected(toks, vocab))
     ps = _analyse(main if main.strip() else text, vocab, view)
-    guess = _guess_kind(text, ps, embedder, use_model, vocab, settings)
+    guess, votes = guess_kind(text, bool(ps.references), ps.reference_is_place, ps.reference_known, embedder,
+                              use_model, vocab, settings)
     kind, confidence, how = kind_with_options(guess, options, vocab, settings)
-    primitive = _KIND_PRIMITIVE[kind]
+    votes = replace(votes, kind=kind)
+    calibration = calibration or default_calibration()
+    primitive = kind_spec(kind).primitives[0]
     if how == "none":
         primitive = Primitive.UNKNOWN
     # --- roles of the phrases for this kind
     toks = ps.toks
     references: list[ph.Phrase] = []
     relation = ""
-    if kind == "relative_position":
+    roles = kind_spec(kind).roles
+    if roles == Roles.RELATION:
         asked, references, relation = _prefer_determined(ps.asked, toks, vocab), ps.references, ps.relation
-    elif kind in ("distance", "distance_compare"):
+    elif roles == Roles.DISTANCE:
         ref = _reference_from(ps)
         asked = [p for p in _core_all(ps, vocab) if p is not ref]
         alternatives = _alternatives(toks, asked)
@@ -319,7 +301,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                                   asked=[p for p in ps.asked if p not in frame]), vocab)
         else:
             asked = _core(ps, vocab)
-            if kind in _OBJECT_KINDS and asked and all(_is_place(p, vocab) for p in asked):
+            if roles == Roles.OBJECT and asked and all(_is_place(p, vocab) for p in asked):
                 # "I just came from the hallway; where is the stove": the room opens the question, the object is asked
                 asked = _core(replace(ps, keep=[p for p in ps.keep if not _is_place(p, vocab)],
                                       asked=[p for p in ps.asked if not _is_place(p, vocab)]), vocab)
@@ -397,6 +379,11 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     all_targets = _dedupe(targets + [t for t in ref_targets if t not in targets])
     if viewpoint is not None:
         all_targets = _dedupe(all_targets + [t for t in (viewpoint.at, viewpoint.facing) if t is not None])
+    if how == guess.how and votes.decider != "none":  # a kind the options gave keeps its configured confidence
+        confidence = calibration.probability(votes)  # (no labelled question has options to calibrate it on)
+        if votes.decider == "meaning" and votes.p_meaning(kind) >= settings.unsure_meaning and \
+                kind in _option_kinds(options, vocab):  # options agreeing with meaning
+            confidence = max(confidence, settings.meaning_and_options)
     flags: list[Flag] = []
     needs = primitive in _NEEDS_TARGET or (primitive == Primitive.OBJECTS_AROUND and not ref_targets and
                                            (viewpoint is None or viewpoint.at is None))
@@ -421,7 +408,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         ref_text = viewpoint.at.text
     walked = primitive == Primitive.MY_TRAJECTORY and bool(_WALKED_RE.search(text))
     if _CHANGE_RE.search(text):  # a high-precision cue: it decides whatever the kind classifier said
-        primitive, confidence, how = Primitive.CHANGES, max(confidence, 0.8), "rule"
+        votes = replace(votes, kind="object_trajectory", decider="rule", rule="changes")
+        primitive, confidence, how = Primitive.CHANGES, calibration.probability(votes), "rule"
         flags = [f for f in flags if f not in (Flag.NO_TARGET, Flag.NOT_UNDERSTOOD)]
         all_targets = [t for t in all_targets if t.key not in _CHANGE_WORDS and canonical(t.key) not in
                        {canonical(p) for p in places}]
@@ -429,7 +417,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                   places=tuple(dict.fromkeys(places)), comparison=comparison,
                   binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
                   relation=relation, references=tuple(ref_targets), reference_text=ref_text, viewpoint=viewpoint,
-                  how=how, walked=walked)
+                  how=how, walked=walked, votes=votes)
 
 
 _HANDLING_VERBS = frozenset((

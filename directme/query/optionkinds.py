@@ -9,6 +9,7 @@ import re
 from typing import Sequence
 
 from .cues import KindGuess
+from .options import OptionKind
 from .parsed import DEFAULT_PARSER, KIND_OF_PRIMITIVE, ParserConfig, Primitive
 from .vocab import Vocabulary, words
 
@@ -31,20 +32,29 @@ _NUMBER_OPTION = re.compile(r"\s*(?:\d+|zero|one|two|three|four|five|six|seven|e
 
 
 def _option_kinds(options: Sequence[str], vocab: Vocabulary) -> frozenset[str]:
-    """The question kinds every option fits: numbers (count), directions or clock hours (where an object is
-    for me or for an imagined viewpoint), routes, rooms ("The kitchen." / "In the office.")."""
+    """The question kinds every option fits, by the option kinds each kind accepts (query/kinds): numbers
+    (counts), directions or clock hours (where an object is for me or for an imagined viewpoint), rooms ("The
+    kitchen." / "In the office."); routes fit the kinds that give their phrases route roles."""
+    from .kinds import REGISTRY, Roles  # the registry imports this package's modules
+
     opts = [o.lower() for o in options if o.strip()]
     if not opts:
         return frozenset()
+    if _from_options(opts) == Primitive.MY_TRAJECTORY:  # "kitchen -> hall" (never all numbers or directions)
+        return frozenset(k for k, spec in REGISTRY.items() if spec.roles == Roles.ROUTE)
+    shape = _option_shape(opts, vocab)
+    return frozenset(k for k, spec in REGISTRY.items() if spec.options & shape)
+
+
+def _option_shape(opts: list[str], vocab: Vocabulary) -> frozenset[OptionKind]:
+    """The option kinds all of ``opts`` (lower case) are: numbers, directions and clock hours, or rooms."""
     if all(_NUMBER_OPTION.fullmatch(o) for o in opts):
-        return frozenset(("count", "quantity_change"))
+        return frozenset((OptionKind.COUNT,))
     if _from_options(opts) == Primitive.EGO_DIRECTION:
-        return frozenset(("ego_direction", "relative_position"))
-    if _from_options(opts) == Primitive.MY_TRAJECTORY:
-        return frozenset(("my_trajectory",))
+        return frozenset((OptionKind.DIRECTION, OptionKind.CLOCK))
     rooms = [[t for t in words(o) if t not in ("the", "in", "a", "an", "my")] for o in opts]
     if all(toks and (vocab.place_at(toks, 0) or ("", 0))[1] == len(toks) for toks in rooms):
-        return frozenset(("my_trajectory", "object_trajectory", "place"))
+        return frozenset((OptionKind.PLACE,))
     return frozenset()
 
 

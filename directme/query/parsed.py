@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..errors import InvalidInputError
 from ..types import Flag, TextEnum
 from .timephrase import TimeRef
+
+if TYPE_CHECKING:
+    from .calibrate import Votes
 
 
 class Primitive(TextEnum):
@@ -111,13 +114,14 @@ class Intent:
     comparison: str = ""  # "closer" | "farther" for distance comparison
     binary: bool = False  # yes/no question
     flags: tuple[Flag, ...] = ()
-    confidence: float = 1.0  # how sure the parse is (rule precision or calibrated embedding probability)
+    confidence: float = 1.0  # how sure the parse is: the calibrated probability that it is right
     relation: str = ""  # left | right | front | behind | on | above | under | near | between | opposite | in | at
     references: tuple[Target, ...] = ()  # the landmark(s) of the relation (two for "between")
     reference_text: str = ""  # the reference as written ("sofa and the chair")
     viewpoint: Optional[Viewpoint] = None
     how: str = ""  # what decided the kind: "rule:<name>", "embedding", "options", "none"
     walked: bool = False  # my_trajectory asked as a distance: "how far have I walked (since ...)"
+    votes: Optional["Votes"] = None  # what voted for the kind (query/calibrate.py maps them to ``confidence``)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "primitive", Primitive(self.primitive))

@@ -1,0 +1,157 @@
+"""The registry of question kinds: one ``KindSpec`` per kind, saying everything the project knows about it
+(what it means, its prototype sentences, its exact cue rules, the options it accepts, how the question's
+phrases get their roles, and which geometric solver answers each of its primitives).
+
+A kind is what must be computed to answer (each kind's module says its meaning). The kinds of this
+registry are the vocabulary shared by the parser (query/), the answerers and the simulator; add one with
+:func:`register` from its own module (``query/kinds/<kind>.py``), named in ``KIND_MODULES`` at the end of this
+file.
+
+Cue rules are tried in ascending ``priority`` across every kind (the first that matches decides; most of the
+``open`` kind's rules come first, so "what colour is the cup on my left" stays open)."""
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from ...errors import InvalidInputError
+from ...types import TextEnum
+from ..cues import KindGuess
+from ..options import OptionKind
+from ..parsed import Primitive
+
+
+class Roles(TextEnum):
+    """How a kind gives the noun phrases of its question their roles (query/intent.py)."""
+
+    CORE = "core"  # the first phrase and those coordinated with it are asked ("the cup or the plate")
+    OBJECT = "object"  # as CORE, rooms dropped: an object is asked ("I came from the hall; where is the stove")
+    RELATION = "relation"  # asked before the relation word, the landmark after it, an imagined viewpoint apart
+    DISTANCE = "distance"  # compared alternatives ("the A or the B") and the reference after "to" / "from"
+    PLACE = "place"  # an object whose room is asked, or none (where am I)
+    ROUTE = "route"  # rooms and times of the wearer's own route
+
+
+@dataclass(frozen=True)
+class CueRule:
+    """An exact pattern whose reading is not in doubt, matched on the normalised question
+    (query/cues.py ``normalise_question``); ``priority``: its place in the one ordered list of rules."""
+
+    name: str
+    pattern: str
+    priority: float
+    unless: str = ""  # a pattern that vetoes the rule where it matches too
+
+    def __post_init__(self) -> None:
+        for p in (self.pattern, self.unless):
+            try:
+                re.compile(p)
+            except re.error as e:
+                raise InvalidInputError(f"cue rule {self.name!r}: bad pattern ({e})") from e
+
+    def search(self, text: str) -> bool:
+        return _compiled(self.pattern).search(text) is not None and not (
+            self.unless and _compiled(self.unless).search(text))
+
+
+_PATTERNS: dict[str, re.Pattern] = {}
+
+
+def _compiled(pattern: str) -> re.Pattern:
+    hit = _PATTERNS.get(pattern)
+    if hit is None:
+        hit = _PATTERNS[pattern] = re.compile(pattern)
+    return hit
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """Everything about one question kind, in one place."""
+
+    name: str  # the kind's label (the intent labels' ``kind``), e.g. "ego_direction"
+    meaning: str  # one line: what the question asks
+    prototypes: tuple[str, ...]  # sentences written for the kind's meaning (the sentence classifier's examples)
+    cues: tuple[CueRule, ...] = ()  # exact rules voting for the kind
+    options: frozenset[OptionKind] = frozenset()  # the option kinds its multiple-choice questions have
+    roles: Roles = Roles.CORE
+    solvers: tuple[tuple[Primitive, str], ...] = ()  # each primitive the kind yields and the solver answering it
+    needs_target: bool = True  # without a named object the geometric answerer cannot answer it
+    geometric: bool = True  # False: answered by a visual language model (the ``open`` kind)
+    subtask: str = ""  # the simulator's subtask that asks it ("" when the simulator does not)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z_]*", self.name):
+            raise InvalidInputError(f"kind name must be lower_snake_case, got {self.name!r:.40}")
+        if self.geometric and not self.solvers:
+            raise InvalidInputError(f"kind {self.name!r}: a geometric kind names the solver of each primitive")
+        if len(set(self.prototypes)) < len(self.prototypes):
+            raise InvalidInputError(f"kind {self.name!r}: repeated prototype sentence")
+
+    @property
+    def primitives(self) -> tuple[Primitive, ...]:
+        return tuple(p for p, _ in self.solvers)
+
+
+REGISTRY: dict[str, KindSpec] = {}
+
+
+def register(spec: KindSpec) -> KindSpec:
+    """Add a kind (its name must be new; its primitives must be no other kind's)."""
+    if spec.name in REGISTRY:
+        raise InvalidInputError(f"kind {spec.name!r} is already registered")
+    taken = {p: k.name for k in REGISTRY.values() for p in k.primitives}
+    clash = [f"{p} ({taken[p]})" for p in spec.primitives if p in taken]
+    if clash:
+        raise InvalidInputError(f"kind {spec.name!r}: primitives already answered by other kinds: {', '.join(clash)}")
+    REGISTRY[spec.name] = spec
+    _ORDERED.clear()
+    return spec
+
+
+def kind_spec(name: str) -> KindSpec:
+    """The registered kind called ``name``."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise InvalidInputError(f"unknown question kind {name!r}; known: {', '.join(REGISTRY)}") from None
+
+
+def kind_names() -> tuple[str, ...]:
+    """Every registered kind, in registration order (``open`` last)."""
+    return tuple(sorted(REGISTRY, key=lambda k: (k == "open", list(REGISTRY).index(k))))
+
+
+def kind_of_primitive(primitive: Primitive) -> Optional[str]:
+    """The kind whose question a primitive answers (None: UNKNOWN)."""
+    for spec in REGISTRY.values():
+        if primitive in spec.primitives:
+            return spec.name
+    return None
+
+
+def cue_rules() -> tuple[tuple[str, CueRule], ...]:
+    """(kind, rule) of every registered cue rule, in the order they are tried."""
+    if not _ORDERED:
+        _ORDERED.extend(sorted(((k.name, r) for k in REGISTRY.values() for r in k.cues), key=lambda kr: kr[1].priority))
+    return tuple(_ORDERED)
+
+
+_ORDERED: list[tuple[str, CueRule]] = []  # cue_rules' cache (emptied by register)
+
+
+def cue_kind(text: str) -> Optional[KindGuess]:
+    """The kind the first matching cue rule gives ``text`` (normalised with ``normalise_question``), or None."""
+    for kind, rule in cue_rules():
+        if rule.search(text):
+            return KindGuess(kind, 1.0, f"rule:{rule.name}")
+    return None
+
+
+# the kind modules: each registers its kind when imported, in this order (the classifier's and the reports')
+KIND_MODULES = ("ego_direction", "distance", "distance_compare", "reachability", "relative_position",
+                "object_trajectory", "my_trajectory", "quantity_change", "count", "category_recall", "place",
+                "open_question")
+for _module in KIND_MODULES:
+    importlib.import_module(f"{__name__}.{_module}")
