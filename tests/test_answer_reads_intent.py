@@ -36,7 +36,8 @@ def test_floors_follow_the_parse():
 def test_changes_and_the_order_seen_follow_the_parse():
     assert _answer("Is the cup still there?").text.startswith("The Cup is still there")
     for change in (ChangeAsked.MOVED, ChangeAsked.REMOVED):  # the memory's events of that change, none here
-        assert _answer("Is the cup still there?", change=change).text == f"No object {change.value} that memory knows of."
+        text = _answer("Is the cup still there?", change=change).text
+        assert text == f"No object {change.value} that memory knows of."
     assert _answer("What did I see first?").text.startswith("First seen: the Kettle")
     assert _answer("What did I see first?", sequence_end=SequenceEnd.LAST).text.startswith("Last seen: ")
 
