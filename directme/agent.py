@@ -197,6 +197,8 @@ class Agent:
                             max_keyframes=q.max_keyframes, just_now_s=q.just_now_s, image_loader=loader,
                             parser=q.parser, rooms=q.rooms)
         answer = self.answerer.answer(ctx)
+        if answer.intent is None:  # the parse it answers, for what reads the answer (a picture draws it)
+            answer = replace(answer, intent=ctx.intent)
         if not self._scale_known:
             answer = flag_unknown_scale(answer, ctx.intent.kind if ctx.intent is not None else "")
         empty = len(snapshot.ego) == 0 and not snapshot.objects and not snapshot.places

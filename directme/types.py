@@ -4,12 +4,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 
 from .errors import InvalidInputError
 from .geometry import Intrinsics, Pose, check_depth, median
+
+if TYPE_CHECKING:  # annotations only: the query layer is above this one
+    from .query.parsed import Intent
 
 OPTION_LETTERS = "ABCDEFGHIJ"
 
@@ -72,7 +75,9 @@ class Answer:
     """An answer at time ``t_s``. ``letter`` for multiple choice, ``text`` always.
 
     ``option_scores`` maps letters to probabilities that sum to 1 when options were given; ``flags``
-    (``Flag`` values) mark special cases; ``abstained`` says whether it is no answer at all."""
+    (``Flag`` values) mark special cases; ``abstained`` says whether it is no answer at all. ``intent`` is the
+    parse the answer was given for (what a picture of it draws); None where the question was not parsed (nothing
+    in memory yet, or an answer built by hand). It is not part of an answer's equality, repr or result files."""
 
     question: str
     t_s: float
@@ -86,6 +91,7 @@ class Answer:
     flags: tuple[Flag, ...] = ()
     raw_output: str = ""
     latency_s: float = 0.0
+    intent: Optional["Intent"] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         try:  # a flag given by its name ("abstained", e.g. read back from a result file) becomes the Flag

@@ -57,6 +57,20 @@ def test_import_linter_contracts_are_declared():
                                                   "commands", "sim", "readers")}
 
 
+def test_answerers_and_pictures_are_kept_from_the_parsers_text_rules():
+    """The ``intent-not-text`` contract (answerers and viz read the Intent, never re-read the question) names
+    modules that exist: a renamed rule module would otherwise drop out of it unnoticed."""
+    tomllib = pytest.importorskip("tomllib")
+    cfg = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    (contract,) = [c for c in cfg["contracts"] if c.get("id") == "intent-not-text"]
+    assert contract["type"] == "forbidden" and set(contract["source_modules"]) == {"directme.answerers", "directme.viz"}
+    assert {"directme.query.intent", "directme.query.cues", "directme.query.phrases", "directme.query.timephrase",
+            "directme.query.kinds"} <= set(contract["forbidden_modules"])
+    for name in contract["forbidden_modules"]:
+        path = REPO / Path(*name.split("."))
+        assert path.with_suffix(".py").is_file() or (path / "__init__.py").is_file(), name
+
+
 def _lint_imports() -> str:
     exe = Path(sys.executable).parent / "lint-imports"
     found = str(exe) if exe.is_file() else shutil.which("lint-imports")

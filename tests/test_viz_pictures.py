@@ -79,9 +79,9 @@ def test_perspective_question_draws_the_imagined_heading():
     from directme.viz.report import build_topdown
 
     snap = make_snapshot()
-    answer = replace(make_answer(), question="Suppose I face the dining table: where is the chair then?",
-                     evidence=make_answer().evidence + (replace(make_answer().evidence[0], node_id="o2",
-                                                                label="dining table"),))
+    answer = make_answer(question="Suppose I face the dining table: where is the chair then?")
+    answer = replace(answer, evidence=answer.evidence + (replace(answer.evidence[0], node_id="o2",
+                                                                 label="dining table"),))
     pic = build_topdown(snap, answer)
     assert pic.question.facing_id == "o2" and pic.question.at_id is None
     start, end = pic.inset.imagined
@@ -98,7 +98,7 @@ def test_path_answer_has_time_ticks_and_the_room_order():
     snap = make_snapshot()
     hall = PlaceNode("p2", "hallway", np.array([3.0, 0.0, 1.6]), 0.5, (3.0,))
     snap = replace(snap, places={"p1": replace(snap.places["p1"], times_s=(0.0,)), "p2": hall})
-    pic = build_topdown(snap, replace(make_answer(), question="What path did I take?", evidence=()))
+    pic = build_topdown(snap, replace(make_answer(question="What path did I take?"), evidence=()))
     assert pic.question.is_path
     texts = [t.get_text() for t in pic.labels]
     assert {"0 s", "4 s"} <= set(texts) and "kitchen #1" in texts and "hallway #2" in texts
@@ -176,3 +176,16 @@ def test_report_html_comes_from_the_template_and_is_escaped(tmp_path):
     assert "<script>" not in page and "&lt;script&gt;" in page and "<title>a &amp; b</title>" in page
     assert "ego inset" in page and page.count('<div class="item">') == 2
     assert load_palette(tmp_path / "rep").classes == ("chair", "cup", "dining table")
+
+
+def test_a_picture_draws_the_answers_parse_not_its_text():
+    """The picture follows the answer's Intent: the text is never parsed again (so it cannot disagree)."""
+    from directme.viz.report import build_topdown
+
+    snap = make_snapshot()
+    path_parse = make_answer(question="What path did I take?").intent
+    pic = build_topdown(snap, replace(make_answer(), intent=path_parse))  # asked "where is the chair", read as a path
+    assert pic.question.is_path and pic.question.primitive == "my_trajectory"
+    unparsed = build_topdown(snap, replace(make_answer(question="What path did I take?"), intent=None))
+    assert unparsed.question is None  # no parse (an answer built by hand): no path ticks, no imagined heading
+    assert not any(t.get_text().endswith(" s") for t in unparsed.labels)

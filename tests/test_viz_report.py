@@ -6,6 +6,7 @@ import pytest
 
 from directme.answerers.base import Answer, Evidence
 from directme.memory.snapshot import EgoTrack, MemorySnapshot, ObjectNode, PlaceNode
+from directme.query.intent import parse_question
 
 pytest.importorskip("matplotlib")
 
@@ -36,9 +37,11 @@ def make_snapshot(t_s: float = 4.0) -> MemorySnapshot:
     return MemorySnapshot(t_s, objects, places, EgoTrack(times[keep], poses[keep]), graph)
 
 
-def make_answer(t_s: float = 4.0) -> Answer:
-    return Answer("Where is the chair now?", t_s, "front-left", letter="B", confidence=0.9,
-                  evidence=(Evidence("o1", "chair", (3.0,)),), answerer="geometric")
+def make_answer(t_s: float = 4.0, question: str = "Where is the chair now?") -> Answer:
+    """An answer carrying its parse, as the Agent's do (a picture reads the parse, never the text)."""
+    return Answer(question, t_s, "front-left", letter="B", confidence=0.9,
+                  evidence=(Evidence("o1", "chair", (3.0,)),), answerer="geometric",
+                  intent=parse_question(question, use_model=False))
 
 
 def _pixel(img: np.ndarray, px: np.ndarray) -> np.ndarray:

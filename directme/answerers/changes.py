@@ -1,36 +1,27 @@
 """Questions on change, answered from the memory's change events (memory/events.py) as known at the
 asked time: "what did I move", "what is new in the kitchen", "what was taken away", "is the cup still
-there". Which change is asked is read from the question's words; the place (if any) from the intent."""
+there". Which change is asked and the place (if any) come from the intent."""
 from __future__ import annotations
 
 import math
-import re
 from typing import Optional
 
 from ..memory.snapshot import ChangeEvent, EventKind, ObjectNode
 from ..query.ego import object_place
-from ..query.intent import Target
+from ..query.parsed import ChangeAsked, Intent, Target
 from ..query.retrieval import match_target
 from ..query.timeref import place_runs
 from ..query.types import QueryContext
 from ..query.vocab import canonical
 
-_STILL = re.compile(r"\bstill\b|\b(?:is|are) (?:the |my )?.+ (?:there|here) (?:any ?more|now)\b")
-_MOVED = re.compile(r"\b(?:mov(?:e|ed|ing)|pick(?:ed)? up|carr(?:y|ied)|relocat\w*|put (?:down|away|back))\b")
-_NEW = re.compile(r"\b(?:new|added|appeared|wasn'?t there|was not there|not there before|arrived)\b")
-_GONE = re.compile(r"\b(?:removed|missing|gone|taken(?: away)?|disappeared|no longer)\b")
+_EVENT_OF_CHANGE = {ChangeAsked.MOVED: EventKind.MOVED, ChangeAsked.REMOVED: EventKind.REMOVED,
+                    ChangeAsked.APPEARED: EventKind.APPEARED}
 
 
-def change_kind(question: str) -> Optional[EventKind]:
-    """The change a question asks about (None: whether something is still there)."""
-    q = question.lower()
-    if _STILL.search(q):
-        return None
-    if _MOVED.search(q):
-        return EventKind.MOVED
-    if _GONE.search(q):
-        return EventKind.REMOVED
-    return EventKind.APPEARED
+def change_kind(intent: Intent) -> Optional[EventKind]:
+    """The change events a question on change asks about (None: whether one object is still there); an intent
+    built without ``change`` asks what is new, as the parser reads a question naming no other change."""
+    return _EVENT_OF_CHANGE.get(intent.change or ChangeAsked.APPEARED)
 
 
 def since_s(ctx: QueryContext, place: Optional[str]) -> float:

@@ -12,7 +12,6 @@ viewpoint object) that is not in memory as of the asked time: that answer says s
 and never picks among the options left."""
 from __future__ import annotations
 
-import re
 import time
 from typing import Any, Mapping, Optional, Sequence
 
@@ -22,8 +21,8 @@ from ..geometry import azimuth_deg, clock_hour, ground_distance_m
 from ..query.context import node_evidence
 from ..query.ego import direction_text, ego_frame_at, object_place, position_at
 from ..errors import InvalidInputError
-from ..query.intent import Primitive, Target
 from ..query.options import OptionKind, OptionMeaning
+from ..query.parsed import Primitive, Target
 from ..query.timeref import place_runs
 from ..query.vocab import canonical, counted, label_keys
 from ..query.types import QueryContext
@@ -38,15 +37,11 @@ from .prediction import no_answer as _none
 from .prediction import target_nodes as _target_nodes
 from .around import objects_around
 from .calibration import UNCALIBRATED_FLAGS, load_calibration
-from .places import asks_back_at_start, back_at_start, current_room, metric_path, my_room, object_room
+from .places import back_at_start, current_room, metric_path, my_room, object_room
 from .missing import missing_objects
 from .coverage import view_coverage
 from .recall import recall
 from .geometric_config import GeometricConfig
-
-_FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b"
-                          r"|\bon (?:which|what) (?:floor|storey|level)\b")
-
 
 class GeometricAnswerer:
     """Answers the eight UCS-Bench subtasks from the rendered memory (see module docstring)."""
@@ -75,14 +70,14 @@ class GeometricAnswerer:
         missing = missing_objects(ctx)
         if missing is not None:
             return missing
-        if prim in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE) and _FLOOR_WORDS.search(ctx.question.lower()):
+        if prim in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE) and intent.floor_asked:
             return _none("memory knows rooms, not floors")
         if prim in (Primitive.OBJECT_TRAJECTORY, Primitive.OBJECT_LOCATION) or (
                 kinds == {OptionKind.PLACE} and intent.targets
                 and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
             # uses the placement history, not the event time
             return object_room(ctx, self.config.places, self.config.confidence)
-        if prim == Primitive.MY_TRAJECTORY and asks_back_at_start(ctx.question):
+        if prim == Primitive.MY_TRAJECTORY and intent.back_at_start:
             return back_at_start(ctx, self.config.places)
         if prim == Primitive.MY_TRAJECTORY and intent.walked:  # "how far have I walked (since ...)"
             path = ctx.facts.metric_path
@@ -260,7 +255,7 @@ class GeometricAnswerer:
     def _changes(self, ctx: QueryContext) -> Prediction:
         """What changed (memory/events.py, as known at the asked time): the moved / new / missing objects,
         scored per object option; or, with one object named, whether it is still where memory saw it."""
-        kind = change_kind(ctx.question)
+        kind = change_kind(ctx.intent)
         place = ctx.intent.places[0] if ctx.intent.places else None
         if kind is None:  # "is the cup still there": its presence belief
             node = _best_node(ctx, 0)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import InvalidInputError
-from ..query.intent import MIN_PARSE_CONFIDENCE
+from ..query.parsed import MIN_PARSE_CONFIDENCE
 from ..validation import check_section, parse_options
 from .counting import PutDownLink
 

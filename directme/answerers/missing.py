@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..query.intent import Primitive
+from ..query.parsed import Primitive
 from ..query.types import QueryContext
 from ..types import Flag
 from .changes import change_kind
@@ -22,7 +22,7 @@ def missing_objects(ctx: QueryContext) -> Optional[Prediction]:
     and ``no_evidence``); None when the question needs no named object or memory holds every one."""
     intent = ctx.intent
     needs_all = intent.primitive in NEEDS_ALL_NAMED or (
-        intent.primitive == Primitive.CHANGES and change_kind(ctx.question) is None)  # "is the X still there?"
+        intent.primitive == Primitive.CHANGES and change_kind(intent) is None)  # "is the X still there?"
     if not needs_all or not intent.targets:
         return None
     matches = ctx.facts.matches

@@ -3,13 +3,11 @@ after the kitchen?"), the path walked (as rooms, or as metres and turns without 
 an object is in or was in before it was moved."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from ..memory.snapshot import EventKind, ObjectNode
 from ..query.ego import current_place, object_place, place_votes
-from ..query.intent import HERE, TimeKind
+from ..query.parsed import HERE, TimeKind
 from ..query.timeref import place_event_index, place_runs, subject_place
 from ..query.types import QueryContext
 from ..query.vocab import canonical
@@ -19,12 +17,6 @@ from .prediction import Prediction, PredictionKind
 from .prediction import best_node as _best_node
 from .prediction import known_place as _known_place
 from .prediction import no_answer as _none
-
-_PATH_WORDS = re.compile(r"\b(path|route|trajectory|way|where have i been|which (rooms|places) did i)\b")
-_BACK_WORDS = re.compile(r"\bback (?:to |at |near )?(?:where|the (?:place|spot) where) "
-                         r"(?:i|we) (?:started|began|was)\b")
-_ROOM_WORDS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
-
 
 def my_room(ctx: QueryContext, conf: ConfidenceConfig) -> Prediction:
     """The room of the asked moment (now, before / after entering or leaving a room), or the path as rooms."""
@@ -46,7 +38,7 @@ def my_room(ctx: QueryContext, conf: ConfidenceConfig) -> Prediction:
         t = ctx.facts.time.t_eval
         tag = next((r[2] for r in reversed(runs) if r[0] <= t), runs[0][2])
     path = ("... -> " if len(runs) > 8 else "") + " -> ".join(r[2] for r in runs[-8:])
-    if tag is not None and ref.kind == TimeKind.NOW and _PATH_WORDS.search(ctx.question.lower()):
+    if tag is not None and ref.kind == TimeKind.NOW and ctx.intent.path_asked:
         walked = ctx.facts.metric_path
         how_far = f"; you walked {walked.walked_m:.1f} m in {walked.t_to - walked.t_from:.0f} s" if walked else ""
         return Prediction(PredictionKind.PLACES, f"Your path: {path} (now in the {tag}){how_far}.",
@@ -74,16 +66,11 @@ def metric_path(ctx: QueryContext, conf: ConfidenceConfig) -> Prediction:
     path = ctx.facts.metric_path
     if path is None:
         return _none("no camera pose in memory")
-    if _ROOM_WORDS.search(ctx.question.lower()):
+    if ctx.intent.rooms_asked:
         return Prediction(PredictionKind.PATH, "No room names in memory (no scene tags). " + path.describe(),
                           conf.rooms_unknown,
                           flags=(Flag.NO_PLACES,))
     return Prediction(PredictionKind.PATH, path.describe())
-
-
-def asks_back_at_start(question: str) -> bool:
-    """Whether the question asks "am I back where I started?" (a yes / no on the path, not a room)."""
-    return bool(_BACK_WORDS.search(question.lower()))
 
 
 def back_at_start(ctx: QueryContext, cfg: PlacesConfig) -> Prediction:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence, Union
 
 from ..errors import InvalidInputError
-from ..query.intent import MIN_PARSE_CONFIDENCE
+from ..query.parsed import MIN_PARSE_CONFIDENCE
 from ..types import Flag
 from ..validation import check_section, parse_options
 from .base import Answer, Answerer, QueryContext

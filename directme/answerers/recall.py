@@ -2,14 +2,13 @@
 cup?"), and the objects seen in the order first seen ("what did I see first?", "... last?")."""
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 import numpy as np
 
 from ..memory.snapshot import ObjectNode
 from ..query.ego import object_place, place_votes
-from ..query.intent import Target
+from ..query.parsed import SequenceEnd, Target
 from ..query.retrieval import match_target
 from ..query.types import QueryContext
 from ..query.vocab import canonical, label_keys
@@ -19,8 +18,6 @@ from .geometric_config import RecallConfig
 from .prediction import Prediction, PredictionKind
 from .prediction import no_answer as _none
 
-_FIRST_WORDS = re.compile(r"\b(?:first|earliest)\b")
-_LAST_WORDS = re.compile(r"\b(?:last|latest|most recent(?:ly)?)\b")
 _SHOWN = 8  # objects listed in the text of a "what did I see" answer
 
 
@@ -66,14 +63,14 @@ def seen_order(ctx: QueryContext, place: Optional[str]) -> Prediction:
     if not nodes:
         return _none("no object in memory" + (f" in the {place}" if place else ""))
     nodes.sort(key=lambda n: n.first_seen_s)
-    question = ctx.question.lower()
-    if _LAST_WORDS.search(question):
+    end = ctx.intent.sequence_end
+    if end == SequenceEnd.LAST:
         last = max(nodes, key=lambda n: n.last_seen_s)
         return Prediction(PredictionKind.TARGETS, f"Last seen: the {last.label} (at {last.last_seen_s:.0f} s).",
                           target_scores={k: 1.0 for k in label_keys(last.label)})
     shown = ", ".join(f"{n.label} ({n.first_seen_s:.0f} s)" for n in nodes[:_SHOWN]) + (
         " ..." if len(nodes) > _SHOWN else "")
-    lead = f"First seen: the {nodes[0].label}; in order: " if _FIRST_WORDS.search(question) else \
+    lead = f"First seen: the {nodes[0].label}; in order: " if end == SequenceEnd.FIRST else \
         f"Seen{' in the ' + place if place else ''}, in the order first seen: "
     return Prediction(PredictionKind.TARGETS, lead + shown + ".",
                       target_scores={k: 1.0 for k in label_keys(nodes[0].label)})

@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 
 from ..types import Flag
 from . import phrases as ph
+from .asked import with_asked
 from .calibrate import Calibration, default_calibration
 from .classify import normalise_question
 from .embed import CachedEmbedder
@@ -413,11 +414,11 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         flags = [f for f in flags if f not in (Flag.NO_TARGET, Flag.NOT_UNDERSTOOD)]
         all_targets = [t for t in all_targets if t.key not in _CHANGE_WORDS and canonical(t.key) not in
                        {canonical(p) for p in places}]
-    return Intent(question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
-                  places=tuple(dict.fromkeys(places)), comparison=comparison,
-                  binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
-                  relation=relation, references=tuple(ref_targets), reference_text=ref_text, viewpoint=viewpoint,
-                  how=how, walked=walked, votes=votes)
+    return with_asked(Intent(question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
+                             places=tuple(dict.fromkeys(places)), comparison=comparison,
+                             binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
+                             relation=relation, references=tuple(ref_targets), reference_text=ref_text,
+                             viewpoint=viewpoint, how=how, walked=walked, votes=votes))
 
 
 _HANDLING_VERBS = frozenset((

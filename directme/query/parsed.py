@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ..errors import InvalidInputError
 from ..types import Flag, TextEnum
-from .timephrase import TimeRef
+from .timephrase import HERE, TimeKind, TimeRef  # noqa: F401 (HERE, TimeKind: the time reference's, for readers)
 
 if TYPE_CHECKING:
     from .calibrate import Votes
@@ -38,6 +38,22 @@ class Primitive(TextEnum):
 
 
 PRIMITIVES = tuple(p.value for p in Primitive)
+
+
+class ChangeAsked(TextEnum):
+    """Which change a ``CHANGES`` question asks about."""
+
+    MOVED = "moved"  # "what did I move"
+    REMOVED = "removed"  # "what is missing"
+    APPEARED = "appeared"  # "what is new" (the reading when no other change is named)
+    STILL_THERE = "still_there"  # "is the cup still there": one object's presence
+
+
+class SequenceEnd(TextEnum):
+    """Which end of the order things were seen in a question asks for ("what did I see first / last")."""
+
+    FIRST = "first"
+    LAST = "last"
 
 
 @dataclass(frozen=True)
@@ -122,9 +138,20 @@ class Intent:
     how: str = ""  # what decided the kind: "rule:<name>", "embedding", "options", "none"
     walked: bool = False  # my_trajectory asked as a distance: "how far have I walked (since ...)"
     votes: Optional["Votes"] = None  # what voted for the kind (query/calibrate.py maps them to ``confidence``)
+    # what the question asks within its primitive (query/asked.py reads it; answerers and pictures read only these)
+    change: Optional[ChangeAsked] = None  # CHANGES: the change asked (None for other primitives)
+    sequence_end: Optional[SequenceEnd] = None  # CATEGORY_RECALL: "seen first / last" (None: the order itself)
+    floor_asked: bool = False  # OBJECT_LOCATION, CURRENT_PLACE: "which floor" (memory knows rooms, not floors)
+    back_at_start: bool = False  # MY_TRAJECTORY: "am I back where I started?" (a yes / no on the path)
+    path_asked: bool = False  # MY_TRAJECTORY: the path walked ("which rooms did I go through"), not one room
+    rooms_asked: bool = False  # MY_TRAJECTORY: asked in rooms or places (without room names memory says so)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "primitive", Primitive(self.primitive))
+        if self.change is not None:
+            object.__setattr__(self, "change", ChangeAsked(self.change))
+        if self.sequence_end is not None:
+            object.__setattr__(self, "sequence_end", SequenceEnd(self.sequence_end))
 
     @property
     def understood(self) -> bool:

@@ -64,7 +64,7 @@ def _radius(dists: np.ndarray, target_dists: np.ndarray, style: ReportStyle) -> 
 
 
 def draw_ego_inset(ax: Any, snapshot: Any, ego: EgoFrame, targets: Sequence[str], palette: ClassPalette,
-                   question: QuestionView, style: ReportStyle) -> EgoInset:
+                   question: Optional[QuestionView], style: ReportStyle) -> EgoInset:
     """Draw the heading-up ego view of ``snapshot`` at ``ego`` into ``ax`` (see the module docstring)."""
     objs = [(nid, o) for nid, o in snapshot.objects.items() if o.present or nid in targets]
     xy = ego_xy(ego, np.stack([o.position_w for _, o in objs])) if objs else np.zeros((0, 2))
@@ -92,7 +92,7 @@ def draw_ego_inset(ax: Any, snapshot: Any, ego: EgoFrame, targets: Sequence[str]
             hour = clock_hour(azimuth_deg(np.array([p[1], -p[0]])))
             labels.append((f"{o.label}\n{hour} o'clock, {dist[i]:.1f} m", p, {}))
     imagined = None
-    if question.facing_id is not None and question.facing_id in snapshot.objects:
+    if question is not None and question.facing_id is not None and question.facing_id in snapshot.objects:
         start = ego_xy(ego, snapshot.objects[question.at_id].position_w)[0] if question.at_id else np.zeros(2)
         end = ego_xy(ego, snapshot.objects[question.facing_id].position_w)[0]
         imagined = np.stack([start, end])

@@ -1,12 +1,13 @@
 """What a question's picture needs to know about the question: its primitive (path answers get time
 ticks and the room order) and, for a perspective question ("suppose I face the backpack"), the objects the
-imagined observer faces and stands at. Parsed with the query layer's rules (no model)."""
+imagined observer faces and stands at. Read from the answer's ``Intent`` (the parse the answer was given for),
+never from the question's text, so a picture cannot disagree with its answer."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from ..query.intent import Primitive, Target, parse_question
+from ..query.parsed import Intent, Primitive, Target
 from ..query.vocab import label_keys
 
 PATH_PRIMITIVES = (Primitive.MY_TRAJECTORY, Primitive.OBJECT_TRAJECTORY)
@@ -33,10 +34,11 @@ def _node_of(target: Optional[Target], snapshot: Any, prefer: Sequence[str]) -> 
     return next((nid for nid in ids if target.key in label_keys(snapshot.objects[nid].label)), None)
 
 
-def read_question(question: str, snapshot: Any, targets: Sequence[str] = ()) -> QuestionView:
-    """The primitive and imagined viewpoint of ``question``, its objects matched to ``snapshot``'s nodes
-    (``targets``: the nodes the answer used, preferred when several match)."""
-    intent = parse_question(question, use_model=False)
+def read_question(intent: Optional[Intent], snapshot: Any, targets: Sequence[str] = ()) -> Optional[QuestionView]:
+    """The primitive and imagined viewpoint of an answer's ``intent``, its objects matched to ``snapshot``'s nodes
+    (``targets``: the nodes the answer used, preferred when several match); None without a parse."""
+    if intent is None:
+        return None
     view = intent.viewpoint
     if view is None:
         return QuestionView(str(intent.primitive))

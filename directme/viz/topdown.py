@@ -303,7 +303,7 @@ def build_topdown(snapshot: Any, answer: Any = None, palette: Optional[ClassPale
     palette = palette or ClassPalette.of(o.label for o in snapshot.objects.values())
     basis = ground_basis(np.asarray(snapshot.up_world, dtype=np.float64))
     targets = answer_targets(snapshot, answer) if answer is not None else []
-    question = read_question(answer.question, snapshot, targets) if answer is not None else None
+    question = read_question(answer.intent, snapshot, targets) if answer is not None else None
     size, panel = style.map_in, style.panel_in
     width_in = size + panel
     caption = (_caption(answer, snapshot, targets, question, int((width_in - 0.3) * 72 / (0.602 * style.caption_pt)),

@@ -1,0 +1,55 @@
+"""The geometric answerer decides from the Intent's fields, never from the question's text: the same words
+with a different parse get the parse's answer; and an Agent's answer carries the Intent it was given for."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from snapshot_builders import snapshot
+from test_agent_geometric import OBJECTS, TRACK
+
+from directme.answerers.geometric import GeometricAnswerer
+from directme.query.context import build_context
+from directme.query.parsed import ChangeAsked, Primitive, SequenceEnd
+from directme.query.vocab import Vocabulary
+
+
+def _answer(question, t=40.0, **asked):
+    """The answer to ``question``, its parse given ``asked``'s fields instead of the parser's."""
+    ctx = build_context(question, [], snapshot(t, OBJECTS, TRACK), Vocabulary(), None)
+    if asked:
+        ctx = replace(ctx, intent=replace(ctx.intent, **asked))
+    return GeometricAnswerer().answer(ctx)
+
+
+def test_routes_follow_the_parse():
+    assert _answer("What path did I take?").text.startswith("Your path: kitchen -> corridor -> living room")
+    assert _answer("What path did I take?", path_asked=False).text.startswith("The living room (your path:")
+    assert _answer("What path did I take?", back_at_start=True).text.startswith("You are not back at where you were")
+
+
+def test_floors_follow_the_parse():
+    assert "living room" in _answer("Which room is the sofa in?").text
+    floor = _answer("Which room is the sofa in?", floor_asked=True)
+    assert "rooms, not floors" in floor.text and floor.letter is None
+
+
+def test_changes_and_the_order_seen_follow_the_parse():
+    assert _answer("Is the cup still there?").text.startswith("The Cup is still there")
+    for change in (ChangeAsked.MOVED, ChangeAsked.REMOVED):  # the memory's events of that change, none here
+        text = _answer("Is the cup still there?", change=change).text
+        assert text == f"No object {change.value} that memory knows of."
+    assert _answer("What did I see first?").text.startswith("First seen: the Kettle")
+    assert _answer("What did I see first?", sequence_end=SequenceEnd.LAST).text.startswith("Last seen: ")
+
+
+def test_an_agents_answer_carries_its_intent():
+    from test_agent_api import frames
+
+    from directme import Agent, AgentConfig
+
+    agent = Agent(AgentConfig.from_dict({"query": {"embedder": "string"}}))
+    agent.observe_many(frames(3))
+    q = "Which side is the couch on right now?"
+    a = agent.ask(q)
+    assert a.intent is not None and a.intent.question == q and a.intent.primitive == Primitive.EGO_DIRECTION
+    assert replace(a, intent=None) == a and "intent" not in repr(a)  # not part of equality, repr or result files
