@@ -199,3 +199,26 @@ def test_tum_corrupt_rgb_names_the_file_and_the_lists(tmp_path: Path) -> None:
     (tmp_path / "rgb" / "1.png").write_bytes(b"\x89PNG\r\n\x1a\n garbage")
     with pytest.raises(CorruptInputError, match=r"rgb/1\.png is corrupt.*delete its lines in rgb\.txt"):
         list(open_reader(tmp_path, fps=None))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_truncated_image_is_refused_even_when_a_package_told_pillow_to_load_truncated_images(
+        tmp_path: Path, damage: str, monkeypatch) -> None:
+    """lmms-eval (and others) set PIL.ImageFile.LOAD_TRUNCATED_IMAGES = True at import; frames are still
+    decoded strictly, and the process-wide setting is left as it was."""
+    from PIL import ImageFile
+
+    from directme.readers.images import read_rgb
+
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)
+    bad = tmp_path / "bad.png"
+    Image.fromarray(_image(seed=0)).save(bad)
+    if damage == "truncated":
+        _truncate(bad)
+    else:
+        data = bytearray(bad.read_bytes())
+        data[len(data) // 2:len(data) // 2 + 100] = bytes(100)
+        bad.write_bytes(bytes(data))
+    with pytest.raises(CorruptInputError, match="bad.png is corrupt"):
+        read_rgb(bad)
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is True

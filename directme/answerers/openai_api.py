@@ -90,7 +90,8 @@ class OpenAIConfig:
             raise InvalidInputError(f"openai answerer: timeout_s and connect_timeout_s must be finite numbers > 0 and "
                                     f"backoff_s in [0, {MAX_BACKOFF_S:g}] (seconds), got {self.timeout_s!r:.30}, "
                                     f"{self.connect_timeout_s!r:.30}, {self.backoff_s!r:.30}")
-        for name, lo, hi in (("retries", 0, MAX_RETRIES), ("concurrency", 1, 256), ("max_reply_bytes", 1024, 2 ** 31)):
+        for name, lo, hi in (("retries", 0, MAX_RETRIES), ("concurrency", 1, 256),
+                             ("max_reply_bytes", 1024, 2 ** 31 - 1)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise InvalidInputError(f"openai answerer: {name} must be an integer in [{lo}, {hi}], got {v!r:.30}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Union
 
@@ -22,13 +23,23 @@ def natural_key(path: Path) -> list:
     return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", path.name)]
 
 
+_STRICT_LOAD = threading.Lock()
+
+
 def _open_image(path: Path, what: str, fix: str) -> np.ndarray:
-    """Decode ``path`` fully, so a truncated or garbled file fails here (RGB, or the mode as stored)."""
-    from PIL import Image, UnidentifiedImageError
+    """Decode ``path`` fully, so a truncated or garbled file fails here (RGB, or the mode as stored). Pillow's
+    process-wide ``ImageFile.LOAD_TRUNCATED_IMAGES`` (set to True by some packages at import, lmms-eval among
+    them) is held False while the file is decoded, so a truncated frame is never read as a grey-filled one."""
+    from PIL import Image, ImageFile, UnidentifiedImageError
 
     try:
-        with Image.open(path) as im:
-            im.load()
+        with Image.open(path) as im, _STRICT_LOAD:
+            before = ImageFile.LOAD_TRUNCATED_IMAGES
+            ImageFile.LOAD_TRUNCATED_IMAGES = False
+            try:
+                im.load()
+            finally:
+                ImageFile.LOAD_TRUNCATED_IMAGES = before
             return np.asarray(im.convert("RGB") if what == "image" else im).copy()
     except FileNotFoundError as exc:
         raise InvalidInputError(f"{what} {path} does not exist") from exc
