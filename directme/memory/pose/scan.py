@@ -21,6 +21,7 @@ of a new view slid onto older structure nearby); and the fit must rise with the 
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import Any, Mapping, Optional
@@ -96,8 +97,13 @@ class StructureGrid:
               before_s: float = math.inf) -> Optional["Field"]:
         """The smoothed occupancy over the box [lo_xy, hi_xy] of the cells first hit at or before ``before_s``,
         at ``2**level`` cells a field cell (None: nothing mapped)."""
-        from scipy import ndimage
+        window = self.occupancy(lo_xy, hi_xy, cfg, before_s)
+        return None if window is None else smoothed(window, level, self.cell_m, cfg)
 
+    def occupancy(self, lo_xy: np.ndarray, hi_xy: np.ndarray, cfg: ScanConfig,
+                  before_s: float = math.inf) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """(occupancy of the cells over the box first hit at or before ``before_s``, the box's first cell as a
+        ground-plane point) - what ``field`` smooths at every level (None: nothing mapped there)."""
         if self.hits.size == 0:
             return None
         a = np.maximum(self.cells(lo_xy) - self.origin, 0)
@@ -107,18 +113,7 @@ class StructureGrid:
         hits = self.hits[a[0]:b[0], a[1]:b[1]]
         if math.isfinite(before_s):
             hits = np.where(self.first_s[a[0]:b[0], a[1]:b[1]] <= before_s, hits, 0)
-        occ = 1.0 - np.exp(-hits.astype(np.float32) / cfg.hits_scale)
-        f = 2 ** level
-        if f > 1:
-            n0, n1 = (occ.shape[0] // f) * f, (occ.shape[1] // f) * f
-            if n0 == 0 or n1 == 0:
-                return None
-            occ = occ[:n0, :n1].reshape(n0 // f, f, n1 // f, f).max(axis=(1, 3))
-        occ = ndimage.gaussian_filter(occ, cfg.blur_cells, mode="constant")
-        peak = float(occ.max())
-        if peak <= 0:
-            return None
-        return Field(occ / peak, (self.origin + a) * self.cell_m, self.cell_m * f)
+        return occupancy_table(cfg.hits_scale)[hits], (self.origin + a) * self.cell_m
 
     def to_state(self) -> dict[str, Any]:
         return {"cell_m": self.cell_m, "origin": self.origin.tolist()}
@@ -142,6 +137,34 @@ class StructureGrid:
         return g
 
 
+@functools.lru_cache(maxsize=8)
+def occupancy_table(hits_scale: float) -> np.ndarray:
+    """``1 - exp(-hits / hits_scale)`` (float32) for every uint8 hit count: a cell's occupancy is looked up, not
+    computed per cell and frame (the same float32 operations, so the same values)."""
+    table = 1.0 - np.exp(-np.arange(256, dtype=np.uint8).astype(np.float32) / hits_scale)
+    table.setflags(write=False)
+    return table
+
+
+def smoothed(window: tuple[np.ndarray, np.ndarray], level: int, cell_m: float, cfg: ScanConfig) -> Optional["Field"]:
+    """The ``Field`` of an occupancy window (``StructureGrid.occupancy``) at ``2**level`` cells a field cell: the
+    maximum over each block of cells, smoothed (``blur_cells``) and scaled to a peak of 1 (None: empty)."""
+    from scipy import ndimage
+
+    occ, lo_xy = window
+    f = 2 ** level
+    if f > 1:
+        n0, n1 = (occ.shape[0] // f) * f, (occ.shape[1] // f) * f
+        if n0 == 0 or n1 == 0:
+            return None
+        occ = occ[:n0, :n1].reshape(n0 // f, f, n1 // f, f).max(axis=(1, 3))
+    occ = ndimage.gaussian_filter(occ, cfg.blur_cells, mode="constant")
+    peak = float(occ.max())
+    if peak <= 0:
+        return None
+    return Field(occ / peak, lo_xy, cell_m * f)
+
+
 class Field:
     """A smoothed occupancy grid with bilinear values and gradients (cell centres at (i + 0.5) * cell)."""
 
@@ -163,22 +186,33 @@ class Field:
         shifts = (a[:, None] * w + a[None, :]).reshape(-1)
         return padded.ravel()[flat[None, :] + shifts[:, None]].sum(axis=1, dtype=np.float64) / max(len(xy), 1)
 
-    def sample(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Values (N,) and gradients (N, 2) per metre at ``xy``; 0 outside."""
+    def sample(self, xy: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
+        """Values (N,) and gradients (N, ``cols``: the first two filled, the rest 0) per metre at ``xy``; 0
+        outside."""
         g = (xy - self.lo) / self.cell - 0.5
         i0 = np.floor(g).astype(np.int64)
         fr = g - i0
         n0, n1 = self.occ.shape
-        ok = (i0[:, 0] >= 0) & (i0[:, 1] >= 0) & (i0[:, 0] < n0 - 1) & (i0[:, 1] < n1 - 1)
-        val, grad = np.zeros(len(xy)), np.zeros((len(xy), 2))
-        if not ok.any():
-            return val, grad
-        i, j = i0[ok, 0], i0[ok, 1]
-        a, b = fr[ok, 0], fr[ok, 1]
-        m00, m10, m01, m11 = self.occ[i, j], self.occ[i + 1, j], self.occ[i, j + 1], self.occ[i + 1, j + 1]
-        val[ok] = (1 - a) * ((1 - b) * m00 + b * m01) + a * ((1 - b) * m10 + b * m11)
-        grad[ok, 0] = ((1 - b) * (m10 - m00) + b * (m11 - m01)) / self.cell
-        grad[ok, 1] = ((1 - a) * (m01 - m00) + a * (m11 - m10)) / self.cell
+        ok = ((i0 >= 0) & (i0 < (n0 - 1, n1 - 1))).all(axis=1)
+        grad = np.zeros((len(xy), cols))
+        everywhere = bool(ok.all())
+        if not everywhere:
+            val = np.zeros(len(xy))
+            if not ok.any():
+                return val, grad
+            i0, fr = i0[ok], fr[ok]
+        k = i0[:, 0] * n1 + i0[:, 1]  # the four cells around each point, from one flat gather
+        m = self.occ.reshape(-1)[k[:, None] + (0, 1, n1, n1 + 1)]
+        m00, m01, m10, m11 = m[:, 0], m[:, 1], m[:, 2], m[:, 3]
+        a, b = fr[:, 0], fr[:, 1]
+        a1, b1 = 1 - a, 1 - b
+        v = a1 * (b1 * m00 + b * m01) + a * (b1 * m10 + b * m11)
+        g0 = (b1 * (m10 - m00) + b * (m11 - m01)) / self.cell
+        g1 = (a1 * (m01 - m00) + a * (m11 - m10)) / self.cell
+        if everywhere:
+            grad[:, 0], grad[:, 1] = g0, g1
+            return v, grad
+        val[ok], grad[ok, 0], grad[ok, 1] = v, g0, g1
         return val, grad
 
 
@@ -234,7 +268,8 @@ class ScanMatcher:
         pad = cfg.search_m + 4 * cfg.cell_m * 2 ** (cfg.levels - 1)
         lo, hi = xy.min(axis=0) - pad, xy.max(axis=0) + pad
         before = t_s - cfg.established_s
-        coarse = self.grid.field(lo, hi, cfg.levels - 1, cfg, before)
+        window = self.grid.occupancy(lo, hi, cfg, before)  # smoothed at each level in turn
+        coarse = None if window is None else smoothed(window, cfg.levels - 1, self.grid.cell_m, cfg)
         if coarse is None:
             self.last = "nothing mapped"
             return None
@@ -246,12 +281,13 @@ class ScanMatcher:
         best = int(np.argmax(scores))
         xi = np.array([offs[best][0], offs[best][1], 0.0])
         dof = 3 if cfg.max_turn_deg > 0 else 2  # no turn allowed: translation only
+        turn = dof == 3
         fld = coarse
         for level in range(cfg.levels - 1, -1, -1):
             if level != cfg.levels - 1:
-                fld = self.grid.field(lo, hi, level, cfg, before)
+                fld = smoothed(window, level, self.grid.cell_m, cfg)
             for _ in range(cfg.iterations):
-                J, val = _warp(xy, c, xi, fld)
+                J, val = _warp(xy, c, xi, fld, turn)
                 on = val >= cfg.min_occupancy
                 if on.sum() < cfg.min_support:
                     break
@@ -269,8 +305,8 @@ class ScanMatcher:
                 xi = xi + step
                 if n < 1e-4 and abs(step[2]) < 1e-5:
                     break
-        _, v0 = _warp(xy, c, np.zeros(3), fld)
-        J1, v1 = _warp(xy, c, xi, fld)
+        _, v0 = _warp(xy, c, np.zeros(3), fld, turn)
+        J1, v1 = _warp(xy, c, xi, fld, turn)
         on = v1 >= cfg.min_occupancy
         if on.sum() < cfg.min_support:
             self.last = "support"
@@ -288,7 +324,7 @@ class ScanMatcher:
             self.last = f"small {shift:.3f}"
             return None
         everything = self.grid.field(lo, hi, 0, cfg)  # with the structure of the last seconds
-        _, va = _warp(xy, c, np.zeros(3), everything)
+        _, va = _warp(xy, c, np.zeros(3), everything, turn)
         if float(v1.mean()) < max(cfg.min_fit, cfg.fit_ratio * float(va.mean())):
             self.last = f"poor fit {v1.mean():.3f} {va.mean():.3f}"
             return None  # most of the view lies on nothing older, or the last seconds' structure explains it
@@ -344,8 +380,13 @@ class ScanMatcher:
                         "far is not registered", cfg.max_grid_cells)
 
 
-def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field) -> tuple[np.ndarray, np.ndarray]:
-    """The Jacobian of the field at the points turned by xi[2] about ``c`` and shifted by xi[:2]; its values there."""
+def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The Jacobian (N, 3) of the field at the points turned by xi[2] about ``c`` and shifted by xi[:2]; its values
+    there. ``turn=False`` (no turn in ``xi``, none asked for): the turn column is left 0."""
+    if not turn and xi[2] == 0.0:
+        q = (xy - c + c) + xi[:2]  # as turning by 0 gives, without the turn's arithmetic
+        val, J = fld.sample(q, cols=3)
+        return J, val
     cs, sn = math.cos(xi[2]), math.sin(xi[2])
     d = xy - c
     q = np.stack([cs * d[:, 0] - sn * d[:, 1], sn * d[:, 0] + cs * d[:, 1]], axis=1) + c + xi[:2]
