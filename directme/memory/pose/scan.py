@@ -189,22 +189,25 @@ class Field:
     def sample(self, xy: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
         """Values (N,) and gradients (N, ``cols``: the first two filled, the rest 0) per metre at ``xy``; 0
         outside."""
-        g = (xy - self.lo) / self.cell - 0.5
-        i0 = np.floor(g).astype(np.int64)
-        fr = g - i0
+        return self.sample_xy(xy[:, 0], xy[:, 1], cols)
+
+    def sample_xy(self, x: np.ndarray, y: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
+        """``sample`` of the points given as their two coordinate arrays (numpy is slow on rows of two)."""
+        gx, gy = (x - self.lo[0]) / self.cell - 0.5, (y - self.lo[1]) / self.cell - 0.5
+        fx, fy = np.floor(gx), np.floor(gy)
         n0, n1 = self.occ.shape
-        ok = ((i0 >= 0) & (i0 < (n0 - 1, n1 - 1))).all(axis=1)
-        grad = np.zeros((len(xy), cols))
-        everywhere = bool(ok.all())
+        grad = np.zeros((len(x), cols))
+        everywhere = len(x) > 0 and fx.min() >= 0 and fy.min() >= 0 and fx.max() < n0 - 1 and fy.max() < n1 - 1
         if not everywhere:
-            val = np.zeros(len(xy))
+            ok = (fx >= 0) & (fy >= 0) & (fx < n0 - 1) & (fy < n1 - 1)
+            val = np.zeros(len(x))
             if not ok.any():
                 return val, grad
-            i0, fr = i0[ok], fr[ok]
-        k = i0[:, 0] * n1 + i0[:, 1]  # the four cells around each point, from one flat gather
-        m = self.occ.reshape(-1)[k[:, None] + (0, 1, n1, n1 + 1)]
-        m00, m01, m10, m11 = m[:, 0], m[:, 1], m[:, 2], m[:, 3]
-        a, b = fr[:, 0], fr[:, 1]
+            gx, gy, fx, fy = gx[ok], gy[ok], fx[ok], fy[ok]
+        # the 2x2 cells around each point from one gather: occ[i, j], occ[i, j + 1], occ[i + 1, j], occ[i + 1, j + 1]
+        k = fx.astype(np.int64) * n1 + fy.astype(np.int64)
+        m00, m01, m10, m11 = self.occ.reshape(-1)[k + np.array([[0], [1], [n1], [n1 + 1]])]
+        a, b = gx - fx, gy - fy
         a1, b1 = 1 - a, 1 - b
         v = a1 * (b1 * m00 + b * m01) + a * (b1 * m10 + b * m11)
         g0 = (b1 * (m10 - m00) + b * (m11 - m01)) / self.cell
@@ -282,12 +285,13 @@ class ScanMatcher:
         xi = np.array([offs[best][0], offs[best][1], 0.0])
         dof = 3 if cfg.max_turn_deg > 0 else 2  # no turn allowed: translation only
         turn = dof == 3
+        at = _unturned(xy, c)
         fld = coarse
         for level in range(cfg.levels - 1, -1, -1):
             if level != cfg.levels - 1:
                 fld = smoothed(window, level, self.grid.cell_m, cfg)
             for _ in range(cfg.iterations):
-                J, val = _warp(xy, c, xi, fld, turn)
+                J, val = _warp(xy, c, xi, fld, turn, at)
                 on = val >= cfg.min_occupancy
                 if on.sum() < cfg.min_support:
                     break
@@ -305,8 +309,8 @@ class ScanMatcher:
                 xi = xi + step
                 if n < 1e-4 and abs(step[2]) < 1e-5:
                     break
-        _, v0 = _warp(xy, c, np.zeros(3), fld, turn)
-        J1, v1 = _warp(xy, c, xi, fld, turn)
+        _, v0 = _warp(xy, c, np.zeros(3), fld, turn, at)
+        J1, v1 = _warp(xy, c, xi, fld, turn, at)
         on = v1 >= cfg.min_occupancy
         if on.sum() < cfg.min_support:
             self.last = "support"
@@ -324,7 +328,7 @@ class ScanMatcher:
             self.last = f"small {shift:.3f}"
             return None
         everything = self.grid.field(lo, hi, 0, cfg)  # with the structure of the last seconds
-        _, va = _warp(xy, c, np.zeros(3), everything, turn)
+        _, va = _warp(xy, c, np.zeros(3), everything, turn, at)
         if float(v1.mean()) < max(cfg.min_fit, cfg.fit_ratio * float(va.mean())):
             self.last = f"poor fit {v1.mean():.3f} {va.mean():.3f}"
             return None  # most of the view lies on nothing older, or the last seconds' structure explains it
@@ -380,12 +384,14 @@ class ScanMatcher:
                         "far is not registered", cfg.max_grid_cells)
 
 
-def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool = True,
+          at: Optional[tuple[np.ndarray, np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
     """The Jacobian (N, 3) of the field at the points turned by xi[2] about ``c`` and shifted by xi[:2]; its values
-    there. ``turn=False`` (no turn in ``xi``, none asked for): the turn column is left 0."""
+    there. ``turn=False`` (no turn in ``xi``, none asked for): the turn column is left 0; ``at``: the points'
+    coordinates turned by 0 about ``c`` (``_unturned``), computed once for every shift."""
     if not turn and xi[2] == 0.0:
-        q = (xy - c + c) + xi[:2]  # as turning by 0 gives, without the turn's arithmetic
-        val, J = fld.sample(q, cols=3)
+        x, y = _unturned(xy, c) if at is None else at
+        val, J = fld.sample_xy(x + xi[0], y + xi[1], cols=3)
         return J, val
     cs, sn = math.cos(xi[2]), math.sin(xi[2])
     d = xy - c
@@ -394,3 +400,8 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool 
     dq = q - c - xi[:2]  # d q / d theta = (-dq_y, dq_x)
     J = np.stack([grad[:, 0], grad[:, 1], -grad[:, 0] * dq[:, 1] + grad[:, 1] * dq[:, 0]], axis=1)
     return J, val
+
+
+def _unturned(xy: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two coordinates of ``xy`` turned by 0 about ``c``: (xy - c) + c, as ``_warp``'s turn computes them."""
+    return xy[:, 0] - c[0] + c[0], xy[:, 1] - c[1] + c[1]
