@@ -86,7 +86,8 @@ class StructureGrid:
                 first[a[0]:a[0] + shape[0], a[1]:a[1] + shape[1]] = self.first_s
                 self.origin, self.hits, self.first_s = new_lo, hits, first
         idx = c - self.origin
-        flat = np.unique(np.ravel_multi_index((idx[:, 0], idx[:, 1]), self.hits.shape))
+        # a cell named twice gets the same value twice: one hit per cell and frame without sorting the cells
+        flat = np.ravel_multi_index((idx[:, 0], idx[:, 1]), self.hits.shape)
         h = self.hits.reshape(-1)  # views: one hit per cell and frame, at most max_hits
         h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
         f = self.first_s.reshape(-1)
@@ -157,7 +158,8 @@ def smoothed(window: tuple[np.ndarray, np.ndarray], level: int, cell_m: float, c
         n0, n1 = (occ.shape[0] // f) * f, (occ.shape[1] // f) * f
         if n0 == 0 or n1 == 0:
             return None
-        occ = occ[:n0, :n1].reshape(n0 // f, f, n1 // f, f).max(axis=(1, 3))
+        blocks = occ[:n0, :n1]  # the maximum over each f x f block, as a maximum of f * f strided views
+        occ = functools.reduce(np.maximum, (blocks[i::f, j::f] for i in range(f) for j in range(f)))
     occ = ndimage.gaussian_filter(occ, cfg.blur_cells, mode="constant")
     peak = float(occ.max())
     if peak <= 0:

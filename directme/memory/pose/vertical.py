@@ -119,11 +119,13 @@ class VerticalEstimator:
     def update(self, step: FrameStep) -> None:
         """Estimate the vertical from this frame: ``step.up`` is it once settled (None before: heading and scan
         registration wait); when it settles now, ``step.settled_frames`` are the frames it was taken on."""
+        if self.up is not None:  # settled: nothing more to estimate
+            step.up = self.up
+            return None
         f = step.fp_input.frame
-        settled = self.up is not None
         step.up = self.observe(f.depth_m, f.intrinsics, step.T_mem_cam[:3, :3], step.t_s,
                                default_up_world(Pose(step.T_mem_cam)), self.cfg)
-        if step.up is not None and not settled:
+        if step.up is not None:  # settled just now
             step.settled_frames = self.take_frames()
         return None
 
