@@ -147,6 +147,21 @@ def occupancy_table(hits_scale: float) -> np.ndarray:
     return table
 
 
+@functools.lru_cache(maxsize=8)
+def gaussian_weights(sigma: float) -> np.ndarray:
+    """The correlation weights ``ndimage.gaussian_filter1d`` uses for ``sigma`` (read off its response to an
+    impulse: each weight times 1 plus zeros), so that two ``correlate1d`` passes give ``gaussian_filter``'s values
+    without recomputing them per call."""
+    from scipy import ndimage
+
+    r = int(4.0 * sigma + 0.5)  # gaussian_filter1d's radius at its default truncate=4
+    impulse = np.zeros(2 * r + 1)
+    impulse[r] = 1.0
+    weights = ndimage.gaussian_filter1d(impulse, sigma, mode="constant")[::-1].copy()
+    weights.setflags(write=False)
+    return weights
+
+
 def smoothed(window: tuple[np.ndarray, np.ndarray], level: int, cell_m: float, cfg: ScanConfig) -> Optional["Field"]:
     """The ``Field`` of an occupancy window (``StructureGrid.occupancy``) at ``2**level`` cells a field cell: the
     maximum over each block of cells, smoothed (``blur_cells``) and scaled to a peak of 1 (None: empty)."""
@@ -160,7 +175,11 @@ def smoothed(window: tuple[np.ndarray, np.ndarray], level: int, cell_m: float, c
             return None
         blocks = occ[:n0, :n1]  # the maximum over each f x f block, as a maximum of f * f strided views
         occ = functools.reduce(np.maximum, (blocks[i::f, j::f] for i in range(f) for j in range(f)))
-    occ = ndimage.gaussian_filter(occ, cfg.blur_cells, mode="constant")
+    blurred = np.empty_like(occ)  # ndimage.gaussian_filter(occ, blur_cells, mode="constant"), its weights kept
+    weights = gaussian_weights(float(cfg.blur_cells))
+    ndimage.correlate1d(occ, weights, 0, blurred, mode="constant", cval=0.0, origin=0)
+    ndimage.correlate1d(blurred, weights, 1, blurred, mode="constant", cval=0.0, origin=0)
+    occ = blurred
     peak = float(occ.max())
     if peak <= 0:
         return None
@@ -253,6 +272,8 @@ class ScanMatcher:
         self.cfg = cfg
         self.grid = StructureGrid(cfg.cell_m)
         self.points_cam: Optional[np.ndarray] = None  # this frame's scan points, until ``finish`` maps them
+        # the last structure_xy computed: (points, pose, up, its result); mapping under an unchanged pose reuses it
+        self._last_xy: Optional[tuple[np.ndarray, bytes, bytes, np.ndarray]] = None
         self.corrections = 0  # frames whose pose it changed
         self.last = ""  # why the last frame was or was not registered (diagnostics, not saved)
         self.full = False  # the grid reached max_grid_cells (warned once)
@@ -262,7 +283,7 @@ class ScanMatcher:
         """(turn about up in radians, shift along the ground as a world vector in metres) that lays this
         frame's structure points on the structure first seen ``scan.established_s`` or more before ``t_s``
         (over seconds the input poses are better than a registration), or None."""
-        xy = structure_xy(p_cam, T_world_cam, up, cfg)
+        xy = self.structure(p_cam, T_world_cam, up, cfg)
         if len(xy) > cfg.max_points:  # an even subset: the registration's cost grows with the points
             xy = xy[np.linspace(0, len(xy) - 1, cfg.max_points).astype(np.int64)]
         if len(xy) < cfg.min_support or self.grid.hits.size == 0:
@@ -346,7 +367,7 @@ class ScanMatcher:
         """The share (``scan.gain``) of the pose change that lays this frame's depth on the structure seen before,
         or None; the structure is flattened along the settled vertical (``step.up``; before it settles nothing is
         registered or mapped: a tilted vertical smears every wall's footprint by its height)."""
-        self.points_cam = None
+        self.points_cam, self._last_xy = None, None
         if step.up is None or not self.cfg.enabled:
             return None
         f, T, cfg = step.fp_input.frame, step.T_mem_cam, self.cfg
@@ -362,7 +383,7 @@ class ScanMatcher:
         """Add this frame's scan points, under its final pose (after every correction), to the grid."""
         if self.points_cam is not None:
             self.add(self.points_cam, step.fp.frame.T_world_cam.matrix, step.up, step.t_s, self.cfg)
-            self.points_cam = None
+            self.points_cam, self._last_xy = None, None
 
     def to_state(self) -> State:
         meta = {**self.grid.to_state(), "corrections": self.corrections}
@@ -378,8 +399,19 @@ class ScanMatcher:
         m.corrections = int(meta.get("corrections", 0))
         return m
 
+    def structure(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg: ScanConfig) -> np.ndarray:
+        """``structure_xy``, computed once for the frame's points under one pose and vertical (a frame no stage
+        corrected is registered and mapped under the same pose)."""
+        key = (np.asarray(T_world_cam, dtype=np.float64).tobytes(), np.asarray(up, dtype=np.float64).tobytes())
+        last = self._last_xy
+        if last is not None and last[0] is p_cam and last[1:3] == key:
+            return last[3]
+        xy = structure_xy(p_cam, T_world_cam, up, cfg)
+        self._last_xy = (p_cam, *key, xy)
+        return xy
+
     def add(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float, cfg: ScanConfig) -> None:
-        dropped = self.grid.add(structure_xy(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s, cfg.max_grid_cells)
+        dropped = self.grid.add(self.structure(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s, cfg.max_grid_cells)
         if dropped and not self.full:
             self.full = True
             log.warning("scan grid at its %d cells (memory.scan.max_grid_cells): structure beyond the area mapped so "
