@@ -45,7 +45,7 @@ def validate(fp: FramePerception, latest_t_s: float, cfg: Optional[MemoryConfig]
         raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has negative or infinite values "
                                 "(use 0 or NaN for invalid pixels)")
     pose_only = f.pose_only and not fp.instances  # declared path-only frame (Frame.pose_only: perception aria_gt)
-    if not pose_only and not np.any(np.isfinite(d) & (d > 0)):
+    if not pose_only and not np.any(d > 0):  # infinite values refused above, NaN > 0 is False
         raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has no valid pixel (all NaN or 0); "
                                 "check the depth backend output or drop the frame")
     if cfg is not None and len(fp.instances) > cfg.map.max_instances_per_frame:

@@ -210,29 +210,34 @@ class Field:
     def sample(self, xy: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
         """Values (N,) and gradients (N, ``cols``: the first two filled, the rest 0) per metre at ``xy``; 0
         outside."""
-        return self.sample_xy(xy[:, 0], xy[:, 1], cols)
+        return self.sample_xy(xy.T, cols)
 
-    def sample_xy(self, x: np.ndarray, y: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
-        """``sample`` of the points given as their two coordinate arrays (numpy is slow on rows of two)."""
-        gx, gy = (x - self.lo[0]) / self.cell - 0.5, (y - self.lo[1]) / self.cell - 0.5
-        fx, fy = np.floor(gx), np.floor(gy)
+    def sample_xy(self, q: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
+        """``sample`` of the points given as a (2, N) array of their coordinates (numpy is slow on rows of two)."""
+        g = (q - self.lo[:, None]) / self.cell - 0.5
+        fl = np.floor(g)
         n0, n1 = self.occ.shape
-        grad = np.zeros((len(x), cols))
-        everywhere = len(x) > 0 and fx.min() >= 0 and fy.min() >= 0 and fx.max() < n0 - 1 and fy.max() < n1 - 1
+        grad = np.zeros((q.shape[1], cols))
+        everywhere = q.shape[1] > 0 and fl.min() >= 0
+        if everywhere:
+            top = fl.max(axis=1)
+            everywhere = top[0] < n0 - 1 and top[1] < n1 - 1
         if not everywhere:
-            ok = (fx >= 0) & (fy >= 0) & (fx < n0 - 1) & (fy < n1 - 1)
-            val = np.zeros(len(x))
+            ok = (fl[0] >= 0) & (fl[1] >= 0) & (fl[0] < n0 - 1) & (fl[1] < n1 - 1)
+            val = np.zeros(q.shape[1])
             if not ok.any():
                 return val, grad
-            gx, gy, fx, fy = gx[ok], gy[ok], fx[ok], fy[ok]
-        # the 2x2 cells around each point from one gather: occ[i, j], occ[i, j + 1], occ[i + 1, j], occ[i + 1, j + 1]
-        k = fx.astype(np.int64) * n1 + fy.astype(np.int64)
-        m00, m01, m10, m11 = self.occ.reshape(-1)[k + np.array([[0], [1], [n1], [n1 + 1]])]
-        a, b = gx - fx, gy - fy
-        a1, b1 = 1 - a, 1 - b
-        v = a1 * (b1 * m00 + b * m01) + a * (b1 * m10 + b * m11)
-        g0 = (b1 * (m10 - m00) + b * (m11 - m01)) / self.cell
-        g1 = (a1 * (m01 - m00) + a * (m11 - m10)) / self.cell
+            g, fl = g[:, ok], fl[:, ok]
+        ij = fl.astype(np.int64)
+        # the 2x2 cells around each point from one gather: m[r, s] = occ[i + r, j + s]
+        m = self.occ.reshape(-1)[(ij[0] * n1 + ij[1]) + np.array([[[0], [1]], [[n1], [n1 + 1]]])]
+        fr = g - fl  # (a, b): each point's place between the cells along the two axes
+        fr1 = 1 - fr
+        rows = fr1[1] * m[:, 0] + fr[1] * m[:, 1]  # rows i and i + 1 interpolated along the second axis
+        v = fr1[0] * rows[0] + fr[0] * rows[1]
+        d0, d1 = m[1] - m[0], m[:, 1] - m[:, 0]  # differences along the first axis and along the second
+        g0 = (fr1[1] * d0[0] + fr[1] * d0[1]) / self.cell
+        g1 = (fr1[0] * d1[0] + fr[0] * d1[1]) / self.cell
         if everywhere:
             grad[:, 0], grad[:, 1] = g0, g1
             return v, grad
@@ -419,13 +424,12 @@ class ScanMatcher:
 
 
 def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool = True,
-          at: Optional[tuple[np.ndarray, np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
+          at: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
     """The Jacobian (N, 3) of the field at the points turned by xi[2] about ``c`` and shifted by xi[:2]; its values
     there. ``turn=False`` (no turn in ``xi``, none asked for): the turn column is left 0; ``at``: the points'
     coordinates turned by 0 about ``c`` (``_unturned``), computed once for every shift."""
     if not turn and xi[2] == 0.0:
-        x, y = _unturned(xy, c) if at is None else at
-        val, J = fld.sample_xy(x + xi[0], y + xi[1], cols=3)
+        val, J = fld.sample_xy((_unturned(xy, c) if at is None else at) + xi[:2, None], cols=3)
         return J, val
     cs, sn = math.cos(xi[2]), math.sin(xi[2])
     d = xy - c
@@ -436,6 +440,9 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool 
     return J, val
 
 
-def _unturned(xy: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The two coordinates of ``xy`` turned by 0 about ``c``: (xy - c) + c, as ``_warp``'s turn computes them."""
-    return xy[:, 0] - c[0] + c[0], xy[:, 1] - c[1] + c[1]
+def _unturned(xy: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """(2, N): ``xy`` turned by 0 about ``c``, (xy - c) + c as ``_warp``'s turn computes it, coordinates first."""
+    d = np.array(xy.T)
+    d -= c[:, None]
+    d += c[:, None]
+    return d
