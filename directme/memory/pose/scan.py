@@ -213,7 +213,8 @@ class Field:
         return self.sample_xy(xy.T, cols)
 
     def sample_xy(self, q: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
-        """``sample`` of the points given as a (2, N) array of their coordinates (numpy is slow on rows of two)."""
+        """``sample`` of the points given as a (2, N) array of their coordinates (numpy is slow on rows of two);
+        ``cols=0``: the values only (no gradients computed)."""
         g = (q - self.lo[:, None]) / self.cell - 0.5
         fl = np.floor(g)
         n0, n1 = self.occ.shape
@@ -235,6 +236,11 @@ class Field:
         fr1 = 1 - fr
         rows = fr1[1] * m[:, 0] + fr[1] * m[:, 1]  # rows i and i + 1 interpolated along the second axis
         v = fr1[0] * rows[0] + fr[0] * rows[1]
+        if cols == 0:
+            if everywhere:
+                return v, grad
+            val[ok] = v
+            return val, grad
         d0, d1 = m[1] - m[0], m[:, 1] - m[:, 0]  # differences along the first axis and along the second
         g0 = (fr1[1] * d0[0] + fr[1] * d0[1]) / self.cell
         g1 = (fr1[0] * d1[0] + fr[0] * d1[1]) / self.cell
@@ -337,7 +343,6 @@ class ScanMatcher:
                 xi = xi + step
                 if n < 1e-4 and abs(step[2]) < 1e-5:
                     break
-        _, v0 = _warp(xy, c, np.zeros(3), fld, turn, at)
         J1, v1 = _warp(xy, c, xi, fld, turn, at)
         on = v1 >= cfg.min_occupancy
         if on.sum() < cfg.min_support:
@@ -356,11 +361,12 @@ class ScanMatcher:
             self.last = f"small {shift:.3f}"
             return None
         everything = self.grid.field(lo, hi, 0, cfg)  # with the structure of the last seconds
-        _, va = _warp(xy, c, np.zeros(3), everything, turn, at)
+        va = _values(xy, c, everything, turn, at)
         if float(v1.mean()) < max(cfg.min_fit, cfg.fit_ratio * float(va.mean())):
             self.last = f"poor fit {v1.mean():.3f} {va.mean():.3f}"
             return None  # most of the view lies on nothing older, or the last seconds' structure explains it
             #              better: a part slid onto older structure
+        v0 = _values(xy, c, fld, turn, at)  # the unshifted points' fit, needed only now
         gain = float(v1.mean() - v0.mean())
         if gain < cfg.min_gain + cfg.gain_per_m * shift:
             self.last = f"no gain {v0.mean():.3f} {v1.mean():.3f} shift {shift:.3f}"
@@ -438,6 +444,14 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool 
     dq = q - c - xi[:2]  # d q / d theta = (-dq_y, dq_x)
     J = np.stack([grad[:, 0], grad[:, 1], -grad[:, 0] * dq[:, 1] + grad[:, 1] * dq[:, 0]], axis=1)
     return J, val
+
+
+def _values(xy: np.ndarray, c: np.ndarray, fld: Field, turn: bool, at: np.ndarray) -> np.ndarray:
+    """The field's values at the unshifted points: ``_warp(xy, c, np.zeros(3), fld, turn, at)[1]`` without the
+    Jacobian."""
+    if turn:
+        return _warp(xy, c, np.zeros(3), fld, turn, at)[1]
+    return fld.sample_xy(at + np.zeros(2)[:, None], cols=0)[0]
 
 
 def _unturned(xy: np.ndarray, c: np.ndarray) -> np.ndarray:
