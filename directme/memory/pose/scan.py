@@ -319,6 +319,7 @@ class ScanMatcher:
         xi = np.array([offs[best][0], offs[best][1], 0.0])
         dof = 3 if cfg.max_turn_deg > 0 else 2  # no turn allowed: translation only
         turn = dof == 3
+        eye = np.eye(dof)
         at = _unturned(xy, c)
         fld = coarse
         for level in range(cfg.levels - 1, -1, -1):
@@ -327,14 +328,14 @@ class ScanMatcher:
             for _ in range(cfg.iterations):
                 J, val = _warp(xy, c, xi, fld, turn, at)
                 on = val >= cfg.min_occupancy
-                if on.sum() < cfg.min_support:
+                if np.count_nonzero(on) < cfg.min_support:
                     break
                 Jo = J[on][:, :dof]
                 H = Jo.T @ Jo
                 tr = float(np.trace(H))
                 if not tr > 1e-12:
                     break  # the points lie where the field is flat (inside a filled area): no direction to go
-                H += cfg.damping * tr / dof * np.eye(dof)
+                H += cfg.damping * tr / dof * eye
                 step = np.zeros(3)
                 step[:dof] = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
                 n = float(np.hypot(step[0], step[1]))
