@@ -122,3 +122,31 @@ def test_all_valid_share_is_the_smoothed_valid_mask():
     d = RNG.uniform(0.5, 4.0, (9, 13))
     assert _same(ndimage.uniform_filter(d, 3, mode="nearest"),
                  ndimage.uniform_filter(np.where(np.ones(d.shape, bool), d, 0.0), 3, mode="nearest"))
+
+
+def _plain_depth_verdict(d: np.ndarray) -> tuple[bool, bool]:
+    """(refused: negative or infinite values, has a valid pixel) by the plain per-pixel checks."""
+    return bool(np.any(np.isinf(d)) or np.any(d < 0)), bool(np.any(np.isfinite(d) & (d > 0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_depth_checks_decide_as_the_per_pixel_checks(dtype):
+    from directme.errors import InvalidInputError
+    from directme.geometry import Intrinsics, Pose
+    from directme.memory.ingest import validate
+    from directme.types import Frame, FramePerception
+
+    K = Intrinsics.from_fov(8, 6, 60.0)
+    for fill in (None, np.nan, 0.0, -0.0, -1.0, np.inf, -np.inf):
+        d = RNG.uniform(0.5, 4.0, (6, 8)).astype(dtype)
+        if fill is not None:
+            d[RNG.random(d.shape) < 0.3] = fill
+        for depth in (d, np.full_like(d, np.nan), np.where(np.isnan(d), 0.0, d).astype(dtype)):
+            refused, has_valid = _plain_depth_verdict(depth)
+            fp = FramePerception(Frame(0.0, np.zeros((6, 8, 3), np.uint8), depth, Pose.identity(), K), ())
+            try:
+                validate(fp, -np.inf)
+                verdict = (False, True)
+            except InvalidInputError as e:
+                verdict = (True, None) if "negative or infinite" in str(e) else (False, False)
+            assert verdict[0] == refused and (refused or verdict[1] == has_valid)
