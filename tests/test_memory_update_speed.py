@@ -8,7 +8,8 @@ from scipy import ndimage
 
 from directme.memory.config import ScanConfig
 from directme.memory.pose import scan
-from directme.memory.pose.scan import Field, ScanMatcher, StructureGrid, gaussian_weights, occupancy_table
+from directme.memory.pose.scan import ScanMatcher
+from directme.memory.pose.scan_grid import Field, StructureGrid, gaussian_weights, occupancy_table
 from directme.memory.pose.vertical import _all_valid_share
 
 RNG = np.random.default_rng(7)
