@@ -41,11 +41,13 @@ def validate(fp: FramePerception, latest_t_s: float, cfg: Optional[MemoryConfig]
             f"frame {f.index} at t={f.t_s:.3f}s is older than the memory's latest frame ({latest_t_s:.3f}s); "
             "frames must arrive with non-decreasing timestamps (sort the stream or start a new memory)")
     d = f.depth_m
-    if np.any(np.isinf(d)) or np.any(d < 0):
+    # the smallest and largest value that is not NaN (NaN: no such value): two passes over the depth map
+    lo, hi = (np.fmin.reduce(d, axis=None), np.fmax.reduce(d, axis=None)) if d.size else (math.nan, math.nan)
+    if lo < 0 or hi == math.inf:
         raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has negative or infinite values "
                                 "(use 0 or NaN for invalid pixels)")
     pose_only = f.pose_only and not fp.instances  # declared path-only frame (Frame.pose_only: perception aria_gt)
-    if not pose_only and not np.any(np.isfinite(d) & (d > 0)):
+    if not pose_only and not hi > 0:
         raise InvalidInputError(f"frame {f.index} at t={f.t_s:.3f}s: depth has no valid pixel (all NaN or 0); "
                                 "check the depth backend output or drop the frame")
     if cfg is not None and len(fp.instances) > cfg.map.max_instances_per_frame:

@@ -27,159 +27,14 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ..._atomic import StateError
 from ...geometry import Intrinsics, ground_basis
 from ..buffers import canonical_nans
 from ..component import FrameStep, State
 from ..config import MemoryConfig, ScanConfig
 from .correction import Correction
+from .scan_grid import Field, StructureGrid, smoothed
 
 log = logging.getLogger("directme.memory")
-
-
-class StructureGrid:
-    """Hit counts of structure points on the ground plane (cells of ``cell_m``) and the time each cell was
-    first hit, growing as needed."""
-
-    def __init__(self, cell_m: float) -> None:
-        self.cell_m = float(cell_m)
-        self.origin = np.zeros(2, dtype=np.int64)  # cell index of hits[0, 0]
-        self.hits = np.zeros((0, 0), dtype=np.uint8)
-        self.first_s = np.zeros((0, 0), dtype=np.float32)  # time of each cell's first hit (inf: never)
-
-    def __len__(self) -> int:
-        return int(np.count_nonzero(self.hits))
-
-    def cells(self, xy: np.ndarray) -> np.ndarray:
-        return np.floor(xy / self.cell_m).astype(np.int64)
-
-    def add(self, xy: np.ndarray, max_hits: int, t_s: float, max_cells: int = 1 << 62) -> int:
-        """Count one hit in the cell of each point (once per cell); the grid grows to hold them unless it would
-        then have more than ``max_cells`` cells: points outside it are then dropped. Returns how many were."""
-        if not len(xy):
-            return 0
-        c = self.cells(xy)
-        dropped = 0
-        if self.hits.size:
-            o, shape = self.origin, np.array(self.hits.shape)
-            lo, hi = c.min(axis=0), c.max(axis=0)
-            grown = np.maximum(o + shape - 1, hi + 8) - np.minimum(o, lo - 8) + 1
-            if int(np.prod(grown)) > max_cells:  # a walk far beyond the area mapped so far: keep what fits
-                inside = np.all((c >= o) & (c < o + shape), axis=1)
-                dropped, c = int((~inside).sum()), c[inside]
-                if not len(c):
-                    return dropped
-        lo, hi = c.min(axis=0), c.max(axis=0)
-        if self.hits.size == 0:
-            self.origin = lo - 8
-            self.hits = np.zeros(tuple((hi - lo + 17).tolist()), dtype=np.uint8)
-            self.first_s = np.full(self.hits.shape, np.inf, dtype=np.float32)
-        else:
-            o, shape = self.origin, np.array(self.hits.shape)
-            new_lo, new_hi = np.minimum(o, lo - 8), np.maximum(o + shape - 1, hi + 8)
-            if (new_lo < o).any() or (new_hi > o + shape - 1).any():
-                size = tuple((new_hi - new_lo + 1).tolist())
-                hits, first = np.zeros(size, dtype=np.uint8), np.full(size, np.inf, dtype=np.float32)
-                a = o - new_lo
-                hits[a[0]:a[0] + shape[0], a[1]:a[1] + shape[1]] = self.hits
-                first[a[0]:a[0] + shape[0], a[1]:a[1] + shape[1]] = self.first_s
-                self.origin, self.hits, self.first_s = new_lo, hits, first
-        idx = c - self.origin
-        flat = np.unique(np.ravel_multi_index((idx[:, 0], idx[:, 1]), self.hits.shape))
-        h = self.hits.reshape(-1)  # views: one hit per cell and frame, at most max_hits
-        h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
-        f = self.first_s.reshape(-1)
-        f[flat] = np.minimum(f[flat], np.float32(t_s))
-        return dropped
-
-    def field(self, lo_xy: np.ndarray, hi_xy: np.ndarray, level: int, cfg: ScanConfig,
-              before_s: float = math.inf) -> Optional["Field"]:
-        """The smoothed occupancy over the box [lo_xy, hi_xy] of the cells first hit at or before ``before_s``,
-        at ``2**level`` cells a field cell (None: nothing mapped)."""
-        from scipy import ndimage
-
-        if self.hits.size == 0:
-            return None
-        a = np.maximum(self.cells(lo_xy) - self.origin, 0)
-        b = np.minimum(self.cells(hi_xy) - self.origin + 1, np.array(self.hits.shape))
-        if (b <= a).any():
-            return None
-        hits = self.hits[a[0]:b[0], a[1]:b[1]]
-        if math.isfinite(before_s):
-            hits = np.where(self.first_s[a[0]:b[0], a[1]:b[1]] <= before_s, hits, 0)
-        occ = 1.0 - np.exp(-hits.astype(np.float32) / cfg.hits_scale)
-        f = 2 ** level
-        if f > 1:
-            n0, n1 = (occ.shape[0] // f) * f, (occ.shape[1] // f) * f
-            if n0 == 0 or n1 == 0:
-                return None
-            occ = occ[:n0, :n1].reshape(n0 // f, f, n1 // f, f).max(axis=(1, 3))
-        occ = ndimage.gaussian_filter(occ, cfg.blur_cells, mode="constant")
-        peak = float(occ.max())
-        if peak <= 0:
-            return None
-        return Field(occ / peak, (self.origin + a) * self.cell_m, self.cell_m * f)
-
-    def to_state(self) -> dict[str, Any]:
-        return {"cell_m": self.cell_m, "origin": self.origin.tolist()}
-
-    @staticmethod
-    def from_state(meta: dict[str, Any], hits: Optional[np.ndarray], first_s: Optional[np.ndarray]) -> "StructureGrid":
-        """The grid of a save; a missing or malformed part raises StateError."""
-        g = StructureGrid(float(meta["cell_m"]))
-        if not (g.cell_m > 0 and math.isfinite(g.cell_m)):
-            raise StateError("scan", "cell_m must be a positive number")
-        origin = np.asarray(meta["origin"], dtype=np.int64)
-        if origin.shape != (2,):
-            raise StateError("scan", "origin must be two cell indices")
-        if hits is None or first_s is None:
-            raise StateError("scan_hits", "is missing (with scan_first_s)")
-        if hits.ndim != 2 or hits.dtype != np.uint8:
-            raise StateError("scan_hits", "must be a 2-D uint8 array")
-        if first_s.shape != hits.shape or first_s.dtype != np.float32:
-            raise StateError("scan_first_s", "must be a float32 array shaped like scan_hits")
-        g.origin, g.hits, g.first_s = origin, np.array(hits), np.array(first_s)
-        return g
-
-
-class Field:
-    """A smoothed occupancy grid with bilinear values and gradients (cell centres at (i + 0.5) * cell)."""
-
-    def __init__(self, occ: np.ndarray, lo_xy: np.ndarray, cell_m: float) -> None:
-        self.occ, self.lo, self.cell = occ, lo_xy.astype(np.float64), float(cell_m)
-
-    def score(self, xy: np.ndarray, k: int) -> np.ndarray:
-        """Mean value (nearest cell) at the points shifted by every whole number of cells in [-k, k] along both
-        axes: ((2k + 1)^2,), the first axis's shift major."""
-        g = np.floor((xy - self.lo) / self.cell).astype(np.int64)
-        n0, n1 = self.occ.shape
-        p = 2 * k + 1  # a margin of zeros (outside the field) wide enough for every shift of a kept point
-        padded = np.zeros((n0 + 2 * p, n1 + 2 * p), dtype=np.float32)
-        padded[p:p + n0, p:p + n1] = self.occ
-        keep = (g[:, 0] >= -k - 1) & (g[:, 0] <= n0 + k) & (g[:, 1] >= -k - 1) & (g[:, 1] <= n1 + k)
-        w = n1 + 2 * p
-        flat = (g[keep, 0] + p) * w + (g[keep, 1] + p)
-        a = np.arange(-k, k + 1)
-        shifts = (a[:, None] * w + a[None, :]).reshape(-1)
-        return padded.ravel()[flat[None, :] + shifts[:, None]].sum(axis=1, dtype=np.float64) / max(len(xy), 1)
-
-    def sample(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Values (N,) and gradients (N, 2) per metre at ``xy``; 0 outside."""
-        g = (xy - self.lo) / self.cell - 0.5
-        i0 = np.floor(g).astype(np.int64)
-        fr = g - i0
-        n0, n1 = self.occ.shape
-        ok = (i0[:, 0] >= 0) & (i0[:, 1] >= 0) & (i0[:, 0] < n0 - 1) & (i0[:, 1] < n1 - 1)
-        val, grad = np.zeros(len(xy)), np.zeros((len(xy), 2))
-        if not ok.any():
-            return val, grad
-        i, j = i0[ok, 0], i0[ok, 1]
-        a, b = fr[ok, 0], fr[ok, 1]
-        m00, m10, m01, m11 = self.occ[i, j], self.occ[i + 1, j], self.occ[i, j + 1], self.occ[i + 1, j + 1]
-        val[ok] = (1 - a) * ((1 - b) * m00 + b * m01) + a * ((1 - b) * m10 + b * m11)
-        grad[ok, 0] = ((1 - b) * (m10 - m00) + b * (m11 - m01)) / self.cell
-        grad[ok, 1] = ((1 - a) * (m01 - m00) + a * (m11 - m10)) / self.cell
-        return val, grad
 
 
 def camera_points(depth_m: np.ndarray, K: Intrinsics, cfg: ScanConfig) -> np.ndarray:
@@ -214,6 +69,8 @@ class ScanMatcher:
         self.cfg = cfg
         self.grid = StructureGrid(cfg.cell_m)
         self.points_cam: Optional[np.ndarray] = None  # this frame's scan points, until ``finish`` maps them
+        # the last structure_xy computed: (points, pose, up, its result); mapping under an unchanged pose reuses it
+        self._last_xy: Optional[tuple[np.ndarray, bytes, bytes, np.ndarray]] = None
         self.corrections = 0  # frames whose pose it changed
         self.last = ""  # why the last frame was or was not registered (diagnostics, not saved)
         self.full = False  # the grid reached max_grid_cells (warned once)
@@ -223,7 +80,7 @@ class ScanMatcher:
         """(turn about up in radians, shift along the ground as a world vector in metres) that lays this
         frame's structure points on the structure first seen ``scan.established_s`` or more before ``t_s``
         (over seconds the input poses are better than a registration), or None."""
-        xy = structure_xy(p_cam, T_world_cam, up, cfg)
+        xy = self.structure(p_cam, T_world_cam, up, cfg)
         if len(xy) > cfg.max_points:  # an even subset: the registration's cost grows with the points
             xy = xy[np.linspace(0, len(xy) - 1, cfg.max_points).astype(np.int64)]
         if len(xy) < cfg.min_support or self.grid.hits.size == 0:
@@ -234,7 +91,8 @@ class ScanMatcher:
         pad = cfg.search_m + 4 * cfg.cell_m * 2 ** (cfg.levels - 1)
         lo, hi = xy.min(axis=0) - pad, xy.max(axis=0) + pad
         before = t_s - cfg.established_s
-        coarse = self.grid.field(lo, hi, cfg.levels - 1, cfg, before)
+        window = self.grid.occupancy(lo, hi, cfg, before)  # smoothed at each level in turn
+        coarse = None if window is None else smoothed(window, cfg.levels - 1, self.grid.cell_m, cfg)
         if coarse is None:
             self.last = "nothing mapped"
             return None
@@ -246,21 +104,24 @@ class ScanMatcher:
         best = int(np.argmax(scores))
         xi = np.array([offs[best][0], offs[best][1], 0.0])
         dof = 3 if cfg.max_turn_deg > 0 else 2  # no turn allowed: translation only
+        turn = dof == 3
+        eye = np.eye(dof)
+        at = _unturned(xy, c)
         fld = coarse
         for level in range(cfg.levels - 1, -1, -1):
             if level != cfg.levels - 1:
-                fld = self.grid.field(lo, hi, level, cfg, before)
+                fld = smoothed(window, level, self.grid.cell_m, cfg)
             for _ in range(cfg.iterations):
-                J, val = _warp(xy, c, xi, fld)
+                J, val = _warp(xy, c, xi, fld, turn, at)
                 on = val >= cfg.min_occupancy
-                if on.sum() < cfg.min_support:
+                if np.count_nonzero(on) < cfg.min_support:
                     break
                 Jo = J[on][:, :dof]
                 H = Jo.T @ Jo
                 tr = float(np.trace(H))
                 if not tr > 1e-12:
                     break  # the points lie where the field is flat (inside a filled area): no direction to go
-                H += cfg.damping * tr / dof * np.eye(dof)
+                H += cfg.damping * tr / dof * eye
                 step = np.zeros(3)
                 step[:dof] = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
                 n = float(np.hypot(step[0], step[1]))
@@ -269,8 +130,7 @@ class ScanMatcher:
                 xi = xi + step
                 if n < 1e-4 and abs(step[2]) < 1e-5:
                     break
-        _, v0 = _warp(xy, c, np.zeros(3), fld)
-        J1, v1 = _warp(xy, c, xi, fld)
+        J1, v1 = _warp(xy, c, xi, fld, turn, at)
         on = v1 >= cfg.min_occupancy
         if on.sum() < cfg.min_support:
             self.last = "support"
@@ -288,11 +148,12 @@ class ScanMatcher:
             self.last = f"small {shift:.3f}"
             return None
         everything = self.grid.field(lo, hi, 0, cfg)  # with the structure of the last seconds
-        _, va = _warp(xy, c, np.zeros(3), everything)
+        va = _values(xy, c, everything, turn, at)
         if float(v1.mean()) < max(cfg.min_fit, cfg.fit_ratio * float(va.mean())):
             self.last = f"poor fit {v1.mean():.3f} {va.mean():.3f}"
             return None  # most of the view lies on nothing older, or the last seconds' structure explains it
             #              better: a part slid onto older structure
+        v0 = _values(xy, c, fld, turn, at)  # the unshifted points' fit, needed only now
         gain = float(v1.mean() - v0.mean())
         if gain < cfg.min_gain + cfg.gain_per_m * shift:
             self.last = f"no gain {v0.mean():.3f} {v1.mean():.3f} shift {shift:.3f}"
@@ -304,7 +165,7 @@ class ScanMatcher:
         """The share (``scan.gain``) of the pose change that lays this frame's depth on the structure seen before,
         or None; the structure is flattened along the settled vertical (``step.up``; before it settles nothing is
         registered or mapped: a tilted vertical smears every wall's footprint by its height)."""
-        self.points_cam = None
+        self.points_cam, self._last_xy = None, None
         if step.up is None or not self.cfg.enabled:
             return None
         f, T, cfg = step.fp_input.frame, step.T_mem_cam, self.cfg
@@ -320,7 +181,7 @@ class ScanMatcher:
         """Add this frame's scan points, under its final pose (after every correction), to the grid."""
         if self.points_cam is not None:
             self.add(self.points_cam, step.fp.frame.T_world_cam.matrix, step.up, step.t_s, self.cfg)
-            self.points_cam = None
+            self.points_cam, self._last_xy = None, None
 
     def to_state(self) -> State:
         meta = {**self.grid.to_state(), "corrections": self.corrections}
@@ -336,16 +197,33 @@ class ScanMatcher:
         m.corrections = int(meta.get("corrections", 0))
         return m
 
+    def structure(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg: ScanConfig) -> np.ndarray:
+        """``structure_xy``, computed once for the frame's points under one pose and vertical (a frame no stage
+        corrected is registered and mapped under the same pose)."""
+        key = (np.asarray(T_world_cam, dtype=np.float64).tobytes(), np.asarray(up, dtype=np.float64).tobytes())
+        last = self._last_xy
+        if last is not None and last[0] is p_cam and last[1:3] == key:
+            return last[3]
+        xy = structure_xy(p_cam, T_world_cam, up, cfg)
+        self._last_xy = (p_cam, *key, xy)
+        return xy
+
     def add(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float, cfg: ScanConfig) -> None:
-        dropped = self.grid.add(structure_xy(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s, cfg.max_grid_cells)
+        dropped = self.grid.add(self.structure(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s, cfg.max_grid_cells)
         if dropped and not self.full:
             self.full = True
             log.warning("scan grid at its %d cells (memory.scan.max_grid_cells): structure beyond the area mapped so "
                         "far is not registered", cfg.max_grid_cells)
 
 
-def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field) -> tuple[np.ndarray, np.ndarray]:
-    """The Jacobian of the field at the points turned by xi[2] about ``c`` and shifted by xi[:2]; its values there."""
+def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool = True,
+          at: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+    """The Jacobian (N, 3) of the field at the points turned by xi[2] about ``c`` and shifted by xi[:2]; its values
+    there. ``turn=False`` (no turn in ``xi``, none asked for): the turn column is left 0; ``at``: the points'
+    coordinates turned by 0 about ``c`` (``_unturned``), computed once for every shift."""
+    if not turn and xi[2] == 0.0:
+        val, J = fld.sample_xy((_unturned(xy, c) if at is None else at) + xi[:2, None], cols=3)
+        return J, val
     cs, sn = math.cos(xi[2]), math.sin(xi[2])
     d = xy - c
     q = np.stack([cs * d[:, 0] - sn * d[:, 1], sn * d[:, 0] + cs * d[:, 1]], axis=1) + c + xi[:2]
@@ -353,3 +231,19 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field) -> tuple[np
     dq = q - c - xi[:2]  # d q / d theta = (-dq_y, dq_x)
     J = np.stack([grad[:, 0], grad[:, 1], -grad[:, 0] * dq[:, 1] + grad[:, 1] * dq[:, 0]], axis=1)
     return J, val
+
+
+def _values(xy: np.ndarray, c: np.ndarray, fld: Field, turn: bool, at: np.ndarray) -> np.ndarray:
+    """The field's values at the unshifted points: ``_warp(xy, c, np.zeros(3), fld, turn, at)[1]`` without the
+    Jacobian."""
+    if turn:
+        return _warp(xy, c, np.zeros(3), fld, turn, at)[1]
+    return fld.sample_xy(at + np.zeros(2)[:, None], cols=0)[0]
+
+
+def _unturned(xy: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """(2, N): ``xy`` turned by 0 about ``c``, (xy - c) + c as ``_warp``'s turn computes it, coordinates first."""
+    d = np.array(xy.T)
+    d -= c[:, None]
+    d += c[:, None]
+    return d

@@ -7,6 +7,7 @@ Settings: ``MemoryConfig.vertical`` (``MemoryConfig.up_world`` when it is known)
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Optional
@@ -34,10 +35,14 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
     s = max(1, w // grid_cols)
     d = np.asarray(depth_m[::s, ::s], dtype=np.float64)
     valid = np.isfinite(d) & (d > 0)
-    d0 = np.where(valid, d, 0.0)
-    num = ndimage.uniform_filter(d0, 3, mode="nearest")
-    den = ndimage.uniform_filter(valid.astype(np.float64), 3, mode="nearest")
-    z = np.where(den > 0.99, num / np.maximum(den, 1e-9), np.nan)  # only where the whole 3x3 is valid
+    if valid.all():  # every cell valid: the share of valid cells is the same for every frame of this size
+        num = ndimage.uniform_filter(d, 3, mode="nearest")
+        whole, den = _all_valid_share(d.shape)
+    else:
+        num = ndimage.uniform_filter(np.where(valid, d, 0.0), 3, mode="nearest")
+        den = ndimage.uniform_filter(valid.astype(np.float64), 3, mode="nearest")
+        whole, den = den > 0.99, np.maximum(den, 1e-9)
+    z = np.where(whole, num / den, np.nan)  # only where the whole 3x3 is valid
     gh, gw = z.shape
     if gh < 5 or gw < 5:
         return np.zeros((0, 3))
@@ -55,6 +60,19 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
     norm = np.sqrt(sq[ok])
     n = np.stack([c[ok] / norm for c in n], axis=1)
     return n @ np.asarray(R_world_cam, dtype=np.float64).T
+
+
+@functools.lru_cache(maxsize=4)
+def _all_valid_share(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``surface_normals_w``'s (whole 3x3 valid, share of valid cells) for a grid of ``shape`` with every cell
+    valid: the box-smoothed share of ones, computed once per grid size."""
+    from scipy import ndimage
+
+    den = ndimage.uniform_filter(np.ones(shape, dtype=np.float64), 3, mode="nearest")
+    whole, den = den > 0.99, np.maximum(den, 1e-9)
+    whole.setflags(write=False)
+    den.setflags(write=False)
+    return whole, den
 
 
 def estimate_up(normals_w: np.ndarray, hint: np.ndarray, cfg: VerticalConfig = VerticalConfig()) -> np.ndarray:
@@ -119,11 +137,13 @@ class VerticalEstimator:
     def update(self, step: FrameStep) -> None:
         """Estimate the vertical from this frame: ``step.up`` is it once settled (None before: heading and scan
         registration wait); when it settles now, ``step.settled_frames`` are the frames it was taken on."""
+        if self.up is not None:  # settled: nothing more to estimate
+            step.up = self.up
+            return None
         f = step.fp_input.frame
-        settled = self.up is not None
         step.up = self.observe(f.depth_m, f.intrinsics, step.T_mem_cam[:3, :3], step.t_s,
                                default_up_world(Pose(step.T_mem_cam)), self.cfg)
-        if step.up is not None and not settled:
+        if step.up is not None:  # settled just now
             step.settled_frames = self.take_frames()
         return None
 

@@ -1,0 +1,153 @@
+"""The update path's shortcuts (tables, cached weights, column layouts, skipped work) give the values of the
+plain computation they replace, bit for bit: small cases against the plain numpy/scipy formula."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from directme.memory.config import ScanConfig
+from directme.memory.pose import scan
+from directme.memory.pose.scan import ScanMatcher
+from directme.memory.pose.scan_grid import Field, StructureGrid, gaussian_weights, occupancy_table
+from directme.memory.pose.vertical import _all_valid_share
+
+RNG = np.random.default_rng(7)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and np.ascontiguousarray(a).tobytes() == \
+        np.ascontiguousarray(b).tobytes()
+
+
+@pytest.mark.parametrize("scale", [2.0, 3.0, 0.7])
+def test_occupancy_table_is_the_formula(scale):
+    for n, off in [(1, 0), (17, 3), (256, 1), (4001, 2)]:
+        hits = RNG.integers(0, 256, n + off).astype(np.uint8)[off:]
+        assert _same(occupancy_table(scale)[hits], 1.0 - np.exp(-hits.astype(np.float32) / scale))
+
+
+@pytest.mark.parametrize("sigma", [1.0, 0.6, 2.0])
+def test_two_correlations_are_the_gaussian_filter(sigma):
+    w = gaussian_weights(sigma)
+    for shape in [(1, 1), (3, 9), (23, 17)]:
+        occ = RNG.random(shape).astype(np.float32) * (RNG.random(shape) < 0.5)
+        out = np.empty_like(occ)
+        ndimage.correlate1d(occ, w, 0, out, mode="constant", cval=0.0, origin=0)
+        ndimage.correlate1d(out, w, 1, out, mode="constant", cval=0.0, origin=0)
+        assert _same(out, ndimage.gaussian_filter(occ, sigma, mode="constant"))
+
+
+def _plain_sample(f: Field, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bilinear value and gradient by the plain per-axis formula (four 2-D gathers, rows of two)."""
+    g = (xy - f.lo) / f.cell - 0.5
+    i0 = np.floor(g).astype(np.int64)
+    fr = g - i0
+    n0, n1 = f.occ.shape
+    ok = (i0[:, 0] >= 0) & (i0[:, 1] >= 0) & (i0[:, 0] < n0 - 1) & (i0[:, 1] < n1 - 1)
+    val, grad = np.zeros(len(xy)), np.zeros((len(xy), 2))
+    i, j, a, b = i0[ok, 0], i0[ok, 1], fr[ok, 0], fr[ok, 1]
+    m00, m10, m01, m11 = f.occ[i, j], f.occ[i + 1, j], f.occ[i, j + 1], f.occ[i + 1, j + 1]
+    val[ok] = (1 - a) * ((1 - b) * m00 + b * m01) + a * ((1 - b) * m10 + b * m11)
+    grad[ok, 0] = ((1 - b) * (m10 - m00) + b * (m11 - m01)) / f.cell
+    grad[ok, 1] = ((1 - a) * (m01 - m00) + a * (m11 - m10)) / f.cell
+    return val, grad
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_field_sample_is_the_plain_bilinear(inside):
+    for _ in range(20):
+        n0, n1 = RNG.integers(2, 30, 2)
+        occ = RNG.random((n0, n1)).astype(np.float32)
+        f = Field(occ / np.float32(occ.max()), RNG.normal(size=2), 0.05 * RNG.uniform(0.5, 2.0))
+        span = np.array([n0, n1]) * f.cell
+        lo, hi = (0.1, 0.8) if inside else (-0.3, 1.3)
+        xy = f.lo + RNG.uniform(lo, hi, (int(RNG.integers(0, 300)), 2)) * span
+        val, grad = _plain_sample(f, xy)
+        v2, g2 = f.sample(xy)
+        v3, g3 = f.sample(xy, cols=3)
+        v0, _ = f.sample_xy(np.ascontiguousarray(xy.T), cols=0)
+        assert _same(val, v2) and _same(grad, g2) and _same(val, v3) and _same(grad, g3[:, :2]) and _same(val, v0)
+        assert not g3[:, 2].any()
+
+
+def test_unturned_warp_is_the_turn_by_zero():
+    occ = RNG.random((40, 50)).astype(np.float32)
+    f = Field(occ, np.array([-1.0, -2.0]), 0.05)
+    xy = RNG.uniform([-0.9, -1.9], [0.9, 0.4], (200, 2))
+    c = np.array([0.13, -0.77])
+    for xi in (np.zeros(3), np.array([0.031, -0.012, 0.0])):
+        J, val = scan._warp(xy, c, xi, f, turn=True)
+        J2, val2 = scan._warp(xy, c, xi, f, turn=False, at=scan._unturned(xy, c))
+        assert _same(val, val2) and _same(J[:, :2], J2[:, :2]) and J2.shape == J.shape
+    assert _same(scan._values(xy, c, f, False, scan._unturned(xy, c)), scan._warp(xy, c, np.zeros(3), f)[1])
+
+
+def test_grid_counts_each_cell_once_a_frame_and_pools_blocks():
+    cfg = ScanConfig()
+    g = StructureGrid(cfg.cell_m)
+    hits = {}
+    for t in range(6):
+        xy = RNG.uniform(-1.0, 1.0, (300, 2)) + 0.2 * t
+        g.add(xy, cfg.max_hits, float(t))
+        for cell in {tuple(c) for c in g.cells(xy).tolist()}:
+            hits[cell] = min(hits.get(cell, 0) + 1, cfg.max_hits)
+    got = {tuple((np.array(ij) + g.origin).tolist()): int(h) for ij, h in np.ndenumerate(g.hits) if h}
+    assert got == hits
+    lo, hi = np.array([-1.2, -1.1]), np.array([2.0, 1.9])
+    occ, corner = g.occupancy(lo, hi, cfg, before_s=3.0)
+    n0, n1 = (occ.shape[0] // 2) * 2, (occ.shape[1] // 2) * 2
+    pooled = ndimage.gaussian_filter(occ[:n0, :n1].reshape(n0 // 2, 2, n1 // 2, 2).max(axis=(1, 3)),
+                                     cfg.blur_cells, mode="constant")
+    assert _same(g.field(lo, hi, 1, cfg, before_s=3.0).occ, pooled / float(pooled.max()))
+
+
+def test_structure_points_reused_only_under_the_same_pose():
+    cfg = ScanConfig()
+    m = ScanMatcher(cfg)
+    p_cam = RNG.uniform(-2.0, 2.0, (500, 3))
+    T, up = np.eye(4), np.array([0.0, -1.0, 0.0])
+    first = m.structure(p_cam, T, up, cfg)
+    assert m.structure(p_cam, T.copy(), up, cfg) is first
+    T2 = T.copy()
+    T2[0, 3] = 0.1
+    moved = m.structure(p_cam, T2, up, cfg)
+    assert moved is not first and _same(moved, scan.structure_xy(p_cam, T2, up, cfg))
+
+
+def test_all_valid_share_is_the_smoothed_valid_mask():
+    whole, den = _all_valid_share((9, 13))
+    share = ndimage.uniform_filter(np.ones((9, 13), dtype=bool).astype(np.float64), 3, mode="nearest")
+    assert _same(whole, share > 0.99) and _same(den, np.maximum(share, 1e-9))
+    d = RNG.uniform(0.5, 4.0, (9, 13))
+    assert _same(ndimage.uniform_filter(d, 3, mode="nearest"),
+                 ndimage.uniform_filter(np.where(np.ones(d.shape, bool), d, 0.0), 3, mode="nearest"))
+
+
+def _plain_depth_verdict(d: np.ndarray) -> tuple[bool, bool]:
+    """(refused: negative or infinite values, has a valid pixel) by the plain per-pixel checks."""
+    return bool(np.any(np.isinf(d)) or np.any(d < 0)), bool(np.any(np.isfinite(d) & (d > 0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_depth_checks_decide_as_the_per_pixel_checks(dtype):
+    from directme.errors import InvalidInputError
+    from directme.geometry import Intrinsics, Pose
+    from directme.memory.ingest import validate
+    from directme.types import Frame, FramePerception
+
+    K = Intrinsics.from_fov(8, 6, 60.0)
+    for fill in (None, np.nan, 0.0, -0.0, -1.0, np.inf, -np.inf):
+        d = RNG.uniform(0.5, 4.0, (6, 8)).astype(dtype)
+        if fill is not None:
+            d[RNG.random(d.shape) < 0.3] = fill
+        for depth in (d, np.full_like(d, np.nan), np.where(np.isnan(d), 0.0, d).astype(dtype)):
+            refused, has_valid = _plain_depth_verdict(depth)
+            fp = FramePerception(Frame(0.0, np.zeros((6, 8, 3), np.uint8), depth, Pose.identity(), K), ())
+            try:
+                validate(fp, -np.inf)
+                verdict = (False, True)
+            except InvalidInputError as e:
+                verdict = (True, None) if "negative or infinite" in str(e) else (False, False)
+            assert verdict[0] == refused and (refused or verdict[1] == has_valid)
