@@ -21,8 +21,8 @@ import numpy as np
 from ..geometry import azimuth_deg, clock_hour, ground_distance_m
 from ..memory.snapshot import ObjectNode
 from ..query.context import node_evidence
-from ..query.ego import direction_text, ego_frame_at, object_place, place_votes, position_at
-from ..query.intent import MIN_PARSE_CONFIDENCE, Primitive, Target
+from ..query.ego import current_place, direction_text, ego_frame_at, object_place, place_votes, position_at
+from ..query.intent import HERE, MIN_PARSE_CONFIDENCE, Primitive, Target
 from ..query.options import OptionKind, OptionMeaning
 from ..query.retrieval import match_target
 from ..query.timeref import place_runs
@@ -42,6 +42,7 @@ from .places import asks_back_at_start, back_at_start, current_room, metric_path
 from .missing import missing_objects
 from .coverage import view_coverage
 from .recall import recall
+from . import measure
 
 _EPS = 1e-4
 _FLOOR_WORDS = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b|\bon (?:which|what) (?:floor|storey|level)\b")
@@ -113,8 +114,10 @@ class GeometricAnswerer:
                   P.DISTANCE_COMPARE: self._distance, P.REACHABILITY: self._reach, P.COUNT: self._count,
                   P.COUNT_CHANGE: self._count, P.CATEGORY_RECALL: self._recall, P.MY_TRAJECTORY: my_room,
                   P.DISTANCE: self._metres, P.OBJECTS_AROUND: self._objects_around,
-                  P.CURRENT_PLACE: current_room, P.CHANGES: self._changes}[prim]
-        return solver(ctx)
+                  P.CURRENT_PLACE: current_room, P.CHANGES: self._changes, P.OBJECT_SIZE: measure.object_size,
+                  P.ROOM_SIZE: measure.room_size, P.APPEARANCE_ORDER: measure.appearance_order,
+                  P.ROUTE_PLAN: measure.route_plan}[prim]
+        return measure.closest_distance(ctx) if intent.closest_points else solver(ctx)
 
     def _ego_direction(self, ctx: QueryContext) -> Prediction:
         node = _best_node(ctx, 0)
@@ -193,7 +196,8 @@ class GeometricAnswerer:
         if not dist or origin is None:
             return _none("the object or the reference is not in memory")
         key, d = next(iter(dist.items()))
-        return Prediction(PredictionKind.DISTANCE, f"The {key} is {d:.1f} m from {from_what}.", metres=d)
+        return Prediction(PredictionKind.DISTANCE, f"The {key} is {d:.1f} m from {from_what}.", metres=d, value=d,
+                          unit="m")
 
     def _distance(self, ctx: QueryContext) -> Prediction:
         dist = self._distances(ctx)
@@ -231,6 +235,7 @@ class GeometricAnswerer:
             return _none("no object to count", Flag.NO_TARGET)
         target = ctx.intent.targets[0]
         place = target.place or (ctx.intent.places[0] if ctx.intent.places else None)
+        place = _known_place(current_place(ctx.snapshot, ctx.facts.time.t_eval)) if place == HERE else place
         seen = view_coverage(ctx.snapshot, self.view_hfov_deg, place)
         if place and seen.n_frames == 0:  # a room never entered (or no room names): nothing to count from
             return _none(f"no frame of the {place} in memory as of {ctx.t_s:.0f} s, so nothing to count there")
@@ -255,7 +260,7 @@ class GeometricAnswerer:
             text = f"{text[:-1]} ({seen.describe()})."
         counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}" + (
             f" (maybe carried to {links[n.node_id][1]})" if n.node_id in links else "")) for n, p in kept)
-        return Prediction(PredictionKind.COUNT, text, conf, count=k, count_pmf=belief.pmf,
+        return Prediction(PredictionKind.COUNT, text, conf, count=k, count_pmf=belief.pmf, value=float(k),
                           flags=() if known else (Flag.NO_EVIDENCE,), evidence=counted_nodes)
 
     def _recall(self, ctx: QueryContext) -> Prediction:
@@ -370,7 +375,8 @@ class GeometricAnswerer:
         return Answer(question=ctx.question, t_s=ctx.t_s, text=text, letter=letter, confidence=conf,
                       option_scores=scores, evidence=pred.evidence or ctx.evidence, subgraph_text=ctx.subgraph_text,
                       answerer=self.name, flags=tuple(dict.fromkeys(flags + list(ctx.intent.flags))),
-                      latency_s=time.perf_counter() - t0)
+                      latency_s=time.perf_counter() - t0,
+                      value=None if pred.kind == PredictionKind.NONE else pred.value, unit=pred.unit)
 
     def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
         return [self.answer(c) for c in ctxs]

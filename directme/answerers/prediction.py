@@ -29,6 +29,8 @@ class PredictionKind(TextEnum):
     YES = "yes"  # a yes/no probability
     TARGETS = "targets"  # a score per asked object
     DISTANCE = "distance"  # metres
+    NUMBER = "number"  # a measurement: ``value`` in ``unit`` (a size in cm, an area in m2)
+    SEQUENCE = "sequence"  # a fit per option, computed by the solver (orders, routes: options listing items)
     NONE = "none"  # no evidence
 
 
@@ -48,6 +50,9 @@ class Prediction:
     count_pmf: tuple[float, ...] = ()  # P(count = k) per k, when the count is uncertain
     flags: tuple[Flag, ...] = ()
     evidence: tuple[Evidence, ...] = ()  # the memory items it rests on, when narrower than the context's (a count: those counted)
+    value: Optional[float] = None  # a numeric answer (Answer.value), in ``unit``
+    unit: str = ""
+    option_fit: tuple[float, ...] = ()  # SEQUENCE: how well each option fits (not normalised)
 
 
 def no_answer(reason: str, flag: Flag = Flag.NO_EVIDENCE) -> Prediction:
@@ -96,6 +101,10 @@ def score_options(pred: Prediction, opts: Sequence[OptionMeaning], targets: Sequ
             near = np.exp(-2.0 * abs(o.number - pred.count))  # an option off the distribution: the nearest wins
             raw[i] = (pred.count_pmf[k] if 0 <= k < len(pred.count_pmf) else 0.0) + 1e-3 * near \
                 if pred.count_pmf else near
+        elif pred.kind == PredictionKind.SEQUENCE and i < len(pred.option_fit):
+            raw[i] = pred.option_fit[i]
+        elif pred.kind == PredictionKind.NUMBER and pred.value and _option_value(o, pred.unit) is not None:
+            raw[i] = np.exp(-0.5 * ((_option_value(o, pred.unit) - pred.value) / (0.15 * pred.value)) ** 2)
         elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
             raw[i] = np.exp(-0.5 * ((o.metres - pred.metres) / max(0.3, 0.25 * pred.metres)) ** 2)
         elif pred.kind in (PredictionKind.YES, PredictionKind.TARGETS) and o.kind in (OptionKind.YES, OptionKind.NO):
@@ -113,11 +122,22 @@ def nearest_option(pred: Prediction, opts: Sequence[OptionMeaning]) -> np.ndarra
     for i, o in enumerate(opts):
         if pred.kind == PredictionKind.COUNT and o.number is not None:
             raw[i] = np.exp(-abs(o.number - pred.count))
+        elif pred.kind == PredictionKind.SEQUENCE and i < len(pred.option_fit):
+            raw[i] = pred.option_fit[i]
+        elif pred.kind == PredictionKind.NUMBER and pred.value and _option_value(o, pred.unit) is not None:
+            raw[i] = np.exp(-0.5 * ((_option_value(o, pred.unit) - pred.value) / (0.15 * pred.value)) ** 2)
         elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
             raw[i] = np.exp(-abs(np.log(max(o.metres, 0.05) / max(pred.metres, 0.05))))
         elif pred.kind == PredictionKind.AZIMUTH and o.azimuth_deg is not None:
             raw[i] = 1.0 + np.cos(np.radians(angle_diff(o.azimuth_deg, pred.azimuth_deg)))
     return raw
+
+
+def _option_value(o: OptionMeaning, unit: str) -> Optional[float]:
+    """A numeric option in ``unit``: "150 cm" for a size in cm, "20" for square metres."""
+    if o.metres is not None:
+        return o.metres * (100.0 if unit == "cm" else 1.0)
+    return float(o.number) if o.number is not None else None
 
 
 def _option_key(option_target: Target, targets: Sequence[Target]) -> str:

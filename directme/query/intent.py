@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 from ..types import Flag
+from . import kinds as _kinds
 from . import phrases as ph
 from .classify import KindGuess, classifier_for, cue_kind, normalise_question, relation_cue
 from .embed import CachedEmbedder
@@ -245,6 +246,18 @@ def _to_target(p: ph.Phrase, vocab: Vocabulary, toks: list[str]) -> Target:
     return Target(key, p.text, colour=_norm_colour(colour), place=place)
 
 
+def _objects_in(text: str, vocab: Vocabulary) -> list[Target]:
+    """The objects a stretch of text names (noun phrases that are no place): the names the vocabulary knows, then
+    the other nouns a determiner or "how many" opens ("the stove")."""
+    toks = ph.tokens(re.sub(r"'s\b|\(s\)", "", text))
+    found = [(p, _to_target(p, vocab, toks)) for p in ph.noun_phrases(toks, frozenset(vocab.places),
+                                                                        _protected(toks, vocab))
+             if not p.generic and not _is_place(p, vocab)]
+    known = [t for p, t in found if vocab.lookup(words(t.key), 0)]  # then unknown names after a determiner
+    return known + [t for p, t in found if t not in known and p.start > 0 and (toks[p.start - 1] in ph.DETERMINERS
+                                                                               or toks[p.start - 1] == "many")]
+
+
 def _resolve_anaphora(text: str, ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
     """"I'm looking for a bottle with a red cap. Where is it?": the pronoun's phrase from an earlier sentence."""
     toks = ps.toks
@@ -289,6 +302,9 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     vocab = vocab or default_vocabulary()
     text = normalise_question(question)
     time_ref, main = parse_time(text, vocab)
+    own = _kinds.read(_kinds.Reading(question, text, tuple(options), lambda s: _objects_in(s, vocab), time_ref))
+    if own is not None:  # a kind with its own module (query/kinds) decided
+        return own
     view = ph.viewpoint(text, frozenset(vocab.places), lambda toks: _protected(toks, vocab))
     ps = _analyse(main if main.strip() else text, vocab, view)
     guess = _guess_kind(text, ps, embedder, use_model, vocab, settings)

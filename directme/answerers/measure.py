@@ -1,0 +1,151 @@
+"""Solvers of the measurement kinds (query/kinds): an object's longest dimension, a room's floor area, the
+first-appearance order of categories, the turns of a route between objects and the distance between two objects'
+closest points. Every figure comes from what memory observed (docs/memory.md, "Measurements"), never from a size
+per class."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from ..memory.snapshot import ObjectNode
+from ..query.ego import current_place, ego_frame_at, object_place, position_at
+from ..query.types import QueryContext
+from ..query.vocab import canonical
+from ..types import Flag
+from .prediction import Prediction, PredictionKind, angle_diff
+from .prediction import best_node as _best_node
+from .prediction import known_place as _known_place
+from .prediction import no_answer as _none
+from .prediction import target_nodes as _target_nodes
+
+TURN_AZIMUTH_DEG = {"left": 90.0, "right": -90.0, "back": 180.0}  # the heading change each turn word means
+
+
+def box_corners_w(node: ObjectNode, t_s: float) -> np.ndarray:
+    """The 8 corners (world) of the axis-aligned box of the object's points at its placement at ``t_s``."""
+    half = 0.5 * np.asarray(node.extent_m if node.extent_m is not None else np.zeros(3), dtype=np.float64)
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=np.float64)
+    return position_at(node, t_s)[None, :] + signs * half[None, :]
+
+
+def box_gap_m(a: ObjectNode, b: ObjectNode, t_s: float) -> float:
+    """Distance between the closest points of two objects' axis-aligned boxes (0 when they overlap)."""
+    ea = np.asarray(a.extent_m if a.extent_m is not None else np.zeros(3))
+    eb = np.asarray(b.extent_m if b.extent_m is not None else np.zeros(3))
+    gap = np.abs(position_at(a, t_s) - position_at(b, t_s)) - (ea + eb) / 2
+    return float(np.linalg.norm(np.maximum(gap, 0.0)))
+
+
+def min_area_rectangle_m2(points_xy: np.ndarray, step_deg: float = 1.0) -> float:
+    """Area of the smallest rectangle (any orientation, searched in ``step_deg`` steps) holding the points."""
+    if len(points_xy) < 3:
+        return 0.0
+    best = math.inf
+    for a in np.radians(np.arange(0.0, 90.0, step_deg)):
+        c, s = math.cos(a), math.sin(a)
+        r = points_xy @ np.array([[c, -s], [s, c]])
+        best = min(best, float(np.prod(r.max(axis=0) - r.min(axis=0))))
+    return best
+
+
+def object_size(ctx: QueryContext) -> Prediction:
+    """The longest dimension of the asked object's observed extent (cm): it only grows as more of it is seen."""
+    node = _best_node(ctx, 0)
+    if node is None or node.extent_m is None:
+        return _none("the object is not in memory")
+    cm = 100.0 * float(np.max(node.extent_m))
+    return Prediction(PredictionKind.NUMBER, f"The {node.label} measures about {cm:.0f} cm along its longest side.",
+                      value=cm, unit="cm")
+
+
+def room_size(ctx: QueryContext, min_frames: int = 5) -> Prediction:
+    """Floor area (m2) of the wearer's room (or the asked object's): the smallest rectangle around the wearer's
+    positions tagged with that room and the boxes of the objects memory places in it."""
+    snap, t = ctx.snapshot, ctx.facts.time.t_eval
+    rooms = ctx.facts.rooms
+    if ctx.intent.targets:
+        node = _best_node(ctx, 0)
+        tag = _known_place(object_place(snap, node, -1, rooms)) if node is not None else None
+    else:
+        tag = _known_place(current_place(snap, t))
+    if not tag:
+        return _none("the room is not known: memory has no room name for it", Flag.NO_PLACES)
+    key = canonical(tag)
+    ego = snap.ego
+    walked = [ego.T_world_cam[i, :3, 3] for i, s in enumerate(ego.scene_tags) if s and canonical(s) == key
+              and ego.times_s[i] <= t]
+    if len(walked) < min_frames:
+        return _none(f"too little of the {tag} seen to measure it")
+    boxes = [box_corners_w(n, t) for n in snap.objects.values() if n.first_seen_s <= t
+             and canonical(object_place(snap, n, -1, rooms) or "") == key]
+    frame = ego_frame_at(snap, t)
+    pts = np.concatenate([np.asarray(walked)] + boxes)
+    area = min_area_rectangle_m2(frame.to_ego(pts)[:, :2])
+    return Prediction(PredictionKind.NUMBER, f"The {tag} covers about {area:.1f} square metres.", value=area,
+                      unit="m2")
+
+
+def closest_distance(ctx: QueryContext) -> Prediction:
+    """Distance (m) between the closest points of the two asked objects; of several instances, the closest pair."""
+    t = ctx.facts.time.t_eval
+    a_nodes, b_nodes = _target_nodes(ctx, 0), _target_nodes(ctx, 1)
+    pairs = [(box_gap_m(a, b, t), a, b) for a in a_nodes for b in b_nodes if a is not b]
+    if not pairs:
+        return _none("the objects are not in memory")
+    d, a, b = min(pairs, key=lambda p: p[0])
+    return Prediction(PredictionKind.DISTANCE, f"The {a.label} and the {b.label} are {d:.2f} m apart at their "
+                      "closest points.", metres=d, value=d, unit="m")
+
+
+def appearance_order(ctx: QueryContext, inversion_penalty: float = 3.0) -> Prediction:
+    """The asked categories ordered by when memory first saw any instance of each; options (orders) scored by
+    their pairwise disagreements with it (``inversion_penalty`` log-units each)."""
+    first: dict[str, float] = {}
+    for i, target in enumerate(ctx.intent.targets):
+        nodes = _target_nodes(ctx, i)
+        if nodes:
+            first[target.key] = min(n.first_seen_s for n in nodes)
+    if not first:
+        return _none("none of the objects is in memory")
+    order = sorted(first, key=first.get)
+    text = "First seen: " + ", ".join(f"{k} ({first[k]:.0f} s)" for k in order) + "."
+    seqs = ctx.intent.sequences
+    if seqs:
+        fit = []
+        for seq in seqs:
+            times = [first.get(k, math.inf) for k in seq]
+            inversions = sum(1 for i in range(len(times)) for j in range(i + 1, len(times)) if times[i] > times[j])
+            fit.append(math.exp(-inversion_penalty * inversions) if seq else 0.0)
+        return Prediction(PredictionKind.SEQUENCE, text, option_fit=tuple(fit))
+    scores = {k: math.exp(-inversion_penalty * r) for r, k in enumerate(order)}
+    return Prediction(PredictionKind.TARGETS, f"The {order[0]} was seen first. " + text, target_scores=scores)
+
+
+def route_turns(ctx: QueryContext) -> Optional[list[float]]:
+    """The heading change (deg, + left) at each inner stop of the route through the asked objects, or None."""
+    t = ctx.facts.time.t_eval
+    frame = ego_frame_at(ctx.snapshot, t)
+    nodes = [_best_node(ctx, i) for i in range(len(ctx.intent.targets))]
+    if frame is None or len(nodes) < 3 or any(n is None for n in nodes):
+        return None
+    xy = frame.to_ego(np.array([position_at(n, t) for n in nodes]))[:, :2]
+    heads = [math.degrees(math.atan2(*(b - a)[::-1])) for a, b in zip(xy, xy[1:])]
+    return [(h1 - h0 + 180.0) % 360.0 - 180.0 for h0, h1 in zip(heads, heads[1:])]
+
+
+def route_plan(ctx: QueryContext, turn_sigma_deg: float = 30.0) -> Prediction:
+    """The turn at each step of the route; each option (a turn sequence) scored by how well every turn word fits
+    the heading change (Gaussian of the angle to the word's, ``turn_sigma_deg`` wide)."""
+    turns = route_turns(ctx)
+    if turns is None:
+        return _none("an object of the route is not in memory")
+    words = ["back" if abs(a) > 135 else "left" if a > 0 else "right" for a in turns]
+    text = "Turns: " + ", ".join(f"turn {w} ({a:+.0f} deg)" for w, a in zip(words, turns)) + "."
+    fit = []
+    for seq in ctx.intent.sequences:
+        ok = len(seq) == len(turns) and all(w in TURN_AZIMUTH_DEG for w in seq)
+        fit.append(float(np.prod([math.exp(-0.5 * (angle_diff(a, TURN_AZIMUTH_DEG[w]) / turn_sigma_deg) ** 2)
+                                  for w, a in zip(seq, turns)])) if ok else 0.0)
+    return Prediction(PredictionKind.SEQUENCE, text, option_fit=tuple(fit))
