@@ -60,9 +60,11 @@ def object_size(ctx: QueryContext) -> Prediction:
                       value=cm, unit="cm")
 
 
-def room_size(ctx: QueryContext, min_frames: int = 5) -> Prediction:
+def room_size(ctx: QueryContext, min_frames: int = 5, object_reach_m: float = 2.0) -> Prediction:
     """Floor area (m2) of the wearer's room (or the asked object's): the smallest rectangle around the wearer's
-    positions tagged with that room and the boxes of the objects memory places in it."""
+    positions tagged with that room (at least ``min_frames``) and the boxes of the objects memory places in it
+    whose centre lies within ``object_reach_m`` (ground) of one of those positions (an object seen through a door
+    and placed in the wrong room lies farther)."""
     snap, t = ctx.snapshot, ctx.facts.time.t_eval
     rooms = ctx.facts.rooms
     if ctx.intent.targets:
@@ -78,11 +80,15 @@ def room_size(ctx: QueryContext, min_frames: int = 5) -> Prediction:
               and ego.times_s[i] <= t]
     if len(walked) < min_frames:
         return _none(f"too little of the {tag} seen to measure it")
-    boxes = [box_corners_w(n, t) for n in snap.objects.values() if n.first_seen_s <= t
-             and canonical(object_place(snap, n, -1, rooms) or "") == key]
     frame = ego_frame_at(snap, t)
-    pts = np.concatenate([np.asarray(walked)] + boxes)
-    area = min_area_rectangle_m2(frame.to_ego(pts)[:, :2])
+    walked_xy = frame.to_ego(np.asarray(walked))[:, :2]
+    boxes = []
+    for n in snap.objects.values():
+        if n.first_seen_s <= t and canonical(object_place(snap, n, -1, rooms) or "") == key:
+            corners_xy = frame.to_ego(box_corners_w(n, t))[:, :2]
+            if np.min(np.linalg.norm(walked_xy - corners_xy.mean(axis=0), axis=1)) <= object_reach_m:
+                boxes.append(corners_xy)
+    area = min_area_rectangle_m2(np.concatenate([walked_xy] + boxes))
     return Prediction(PredictionKind.NUMBER, f"The {tag} covers about {area:.1f} square metres.", value=area,
                       unit="m2")
 

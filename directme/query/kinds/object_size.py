@@ -14,7 +14,8 @@ _CUE = re.compile(r"\b(?:longest|largest|biggest|greatest) (?:dimension|side|edg
                   r"\bhow (?:long|big|large|tall|wide) is the [\w' -]+? (?:at|along) (?:its|it is) longest\b|"
                   r"\b(?:longest|largest) (?:dimension|side|edge)\b|\bat (?:its|it is) longest\b")
 _FRAME = re.compile(r"\((?:length|width|height)[^)]*\)|\b(?:length|width|height|dimension|side|edge|extent|size)s?\b|"
-                    r"\b(?:centimet(?:er|re)s?|cm|measured|longest|largest|biggest|greatest|give|tell|me)\b|'s\b")
+                    r"\b(?:centimet(?:er|re)s?|cm|measured|longest|largest|biggest|greatest|give|tell|me|how many|long|big|"
+                    r"large|tall|wide|roughly|about|approximately)\b|'s\b")
 
 
 def _read(r: Reading) -> Optional[Intent]:
