@@ -11,7 +11,8 @@ from .base import Kind, Reading
 
 _CUE = re.compile(r"\b(?:closest|nearest) (?:points?|parts?|edges?)\b|\bat their (?:closest|nearest)\b|"
                   r"\bdirect distance\b")
-_FRAME = re.compile(r"\b(?:how many|how far|separates?|apart|measuring|measured|from the (?:closest|nearest) points? of each object|each object|"
+_FRAME = re.compile(r"\b(?:how many|how far|separates?|apart|measuring|measured|"
+                    r"from the (?:closest|nearest) points? of each object|each object|"
                     r"(?:closest|nearest) points?|met(?:er|re)s?|distance|direct|gap)\b")
 
 

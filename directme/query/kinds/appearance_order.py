@@ -9,7 +9,8 @@ from typing import Optional
 from ..parsed import Intent, Primitive, Target
 from .base import Kind, Reading
 
-_CUE = re.compile(r"\b(?:appearance order|order of (?:first )?appearance|first[- ]time appearance|by first appearance)\b|"
+_CUE = re.compile(r"\b(?:appearance order|order of (?:first )?appearance|first[- ]time appearance|"
+                  r"by first appearance)\b|"
                   r"\border\b.*\bfirst (?:appear\w*|saw|seen|see|show\w* up|came into view)\b|"
                   r"\b(?:by|rank these by) (?:when|the time) (?:i|each) first\b|\bsort these by when i first\b")
 _WHICH_FIRST = re.compile(r"^which (?:one |of these |of them )?(?:did|have) (?:i|we) (?:see|seen|spot|spotted|notice|"

@@ -14,8 +14,8 @@ _CUE = re.compile(r"\b(?:longest|largest|biggest|greatest) (?:dimension|side|edg
                   r"\bhow (?:long|big|large|tall|wide) is the [\w' -]+? (?:at|along) (?:its|it is) longest\b|"
                   r"\b(?:longest|largest) (?:dimension|side|edge)\b|\bat (?:its|it is) longest\b")
 _FRAME = re.compile(r"\((?:length|width|height)[^)]*\)|\b(?:length|width|height|dimension|side|edge|extent|size)s?\b|"
-                    r"\b(?:centimet(?:er|re)s?|cm|measured|longest|largest|biggest|greatest|give|tell|me|how many|long|big|"
-                    r"large|tall|wide|roughly|about|approximately)\b|'s\b")
+                    r"\b(?:centimet(?:er|re)s?|cm|measured|longest|largest|biggest|greatest|give|tell|me|how many|"
+                    r"long|big|large|tall|wide|roughly|about|approximately)\b|'s\b")
 
 
 def _read(r: Reading) -> Optional[Intent]:
@@ -26,7 +26,8 @@ def _read(r: Reading) -> Optional[Intent]:
 
 
 KIND = Kind(
-    name="object_size", primitive=Primitive.OBJECT_SIZE, read=_read, option_kinds=("number",), solver="object_size",
-    unit="cm",
-    prototypes=("How long is the longest side of the table?", "What is the biggest dimension of the bed in centimetres?",
+    name="object_size", primitive=Primitive.OBJECT_SIZE, read=_read, option_kinds=("number",),
+    solver="object_size", unit="cm",
+    prototypes=("How long is the longest side of the table?",
+                "What is the biggest dimension of the bed in centimetres?",
                 "How large is the lamp along its longest edge?", "What size is the cabinet at its longest?"))

@@ -11,7 +11,8 @@ from .base import Kind, Reading
 _AREA = r"(?:square (?:met(?:er|re)s?|feet|foot)|m2|m\^2|sq\.? ?m|floor area|area)"
 _CUE = re.compile(r"\b(?:size|area|big|large|how many square)\b.*\b(?:room|space)\b.*" + _AREA + r"|"
                   r"\b" + _AREA + r"\b.*\broom\b|\broom\b.*\b" + _AREA + r"\b|"
-                  r"\b(?:what is the size|how big|how large) (?:is )?(?:of )?this room\b")
+                  r"\b(?:what is the size|how big|how large) (?:is )?(?:of )?this room\b|"
+                  r"\bhow many square (?:met(?:er|re)s?|feet)\b")
 _OBJECT_ROOM = re.compile(r"\broom (?:that has|that holds|holding|containing|with|where|(?:that )?the)\b(?P<rest>.*)")
 
 
@@ -28,4 +29,5 @@ KIND = Kind(
     name="room_size", primitive=Primitive.ROOM_SIZE, read=_read, option_kinds=("number",), solver="room_size",
     unit="m2",
     prototypes=("How big is this room in square metres?", "What is the floor area of the room I am in?",
-                "How many square meters is the kitchen with the fridge?", "How large is the room the bed is in?"))
+                "How many square meters is the kitchen with the fridge?",
+                "How large is the room the bed is in, in square metres?"))

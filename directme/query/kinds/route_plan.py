@@ -11,9 +11,10 @@ from typing import Optional
 from ..parsed import Intent, Primitive
 from .base import Kind, Reading
 
-_CUE = re.compile(r"\[please fill in\]|\bgo forward until\b")
-_START = re.compile(r"\b(?:beginning|begin|start|starting|stand|standing) at the (?P<obj>.+?),? (?:facing|looking (?:at|"
-                    r"towards?)) the (?P<facing>.+?)(?:[.,]|\band\b)")
+_CUE = re.compile(r"\[please fill in\]|\bgo forward until\b|\bfill in the turns\b|"
+                  r"\bturns? of (?:the|this) route\b")
+_START = re.compile(r"\b(?:beginning|begin|start|starting|stand|standing) at the (?P<obj>.+?),? "
+                    r"(?:facing|looking (?:at|towards?)) the (?P<facing>.+?)(?:[.,]|\band\b)")
 _END = re.compile(r"\b(?:navigate|walk|get|go) to the (?P<obj>.+?)[.,]|\b(?:heading for|reach) the (?P<obj2>.+?)[.,]")
 _FORWARD = re.compile(r"\bgo forward until (?:you reach )?the (?P<obj>.+?)(?=\.|,|$| \d+\.| \[)")
 _TURN = re.compile(r"\bturn (left|right|back|around)\b")
