@@ -10,9 +10,9 @@ from typing import Optional
 import numpy as np
 
 from ..memory.snapshot import ObjectNode
-from ..query.ego import current_place, ego_frame_at, object_place, position_at
+from ..query.ego import current_place, ego_frame_at, object_place, position_at, settled_tags
 from ..query.types import QueryContext
-from ..query.vocab import canonical
+from ..query.vocab import canonical, label_keys
 from ..types import Flag
 from .prediction import Prediction, PredictionKind, angle_diff
 from .prediction import best_node as _best_node
@@ -23,9 +23,11 @@ from .prediction import target_nodes as _target_nodes
 TURN_AZIMUTH_DEG = {"left": 90.0, "right": -90.0, "back": 180.0}  # the heading change each turn word means
 
 
-def box_corners_w(node: ObjectNode, t_s: float) -> np.ndarray:
-    """The 8 corners (world) of the axis-aligned box of the object's points at its placement at ``t_s``."""
-    half = 0.5 * np.asarray(node.extent_m if node.extent_m is not None else np.zeros(3), dtype=np.float64)
+def box_corners_w(node: ObjectNode, t_s: float, max_half_m: float = np.inf) -> np.ndarray:
+    """The 8 corners (world) of the axis-aligned box of the object's points at its placement at ``t_s`` (each
+    at most ``max_half_m`` from the centre along an axis)."""
+    half = np.minimum(0.5 * np.asarray(node.extent_m if node.extent_m is not None else np.zeros(3), dtype=np.float64),
+                      max_half_m)
     signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=np.float64)
     return position_at(node, t_s)[None, :] + signs * half[None, :]
 
@@ -38,16 +40,28 @@ def box_gap_m(a: ObjectNode, b: ObjectNode, t_s: float) -> float:
     return float(np.linalg.norm(np.maximum(gap, 0.0)))
 
 
-def min_area_rectangle_m2(points_xy: np.ndarray, step_deg: float = 1.0) -> float:
-    """Area of the smallest rectangle (any orientation, searched in ``step_deg`` steps) holding the points."""
+def min_area_rectangle_m2(points_xy: np.ndarray, step_deg: float = 1.0, trim: float = 0.0) -> float:
+    """Area of the smallest rectangle (any orientation, searched in ``step_deg`` steps) holding the points (with
+    ``trim`` > 0: their [trim, 1 - trim] quantiles along its sides)."""
     if len(points_xy) < 3:
         return 0.0
     best = math.inf
     for a in np.radians(np.arange(0.0, 90.0, step_deg)):
         c, s = math.cos(a), math.sin(a)
         r = points_xy @ np.array([[c, -s], [s, c]])
-        best = min(best, float(np.prod(r.max(axis=0) - r.min(axis=0))))
+        lo, hi = (r.min(axis=0), r.max(axis=0)) if trim <= 0 else np.quantile(r, [trim, 1.0 - trim], axis=0)
+        best = min(best, float(np.prod(hi - lo)))
     return best
+
+
+def class_nodes(ctx: QueryContext, i: int, min_obs: int = 2) -> list[ObjectNode]:
+    """The nodes matched to target ``i`` that are of its class by their label and were observed at least
+    ``min_obs`` times (a false detection or a confused label is rarely both); all matched nodes when none is."""
+    nodes = _target_nodes(ctx, i)
+    key = ctx.intent.targets[i].key
+    own = [n for n in nodes if n.n_obs >= min_obs and any(k == key or k.endswith(" " + key)
+                                                          for k in label_keys(n.label))]
+    return own or nodes
 
 
 def object_size(ctx: QueryContext) -> Prediction:
@@ -60,11 +74,14 @@ def object_size(ctx: QueryContext) -> Prediction:
                       value=cm, unit="cm")
 
 
-def room_size(ctx: QueryContext, min_frames: int = 5, object_reach_m: float = 2.0) -> Prediction:
+def room_size(ctx: QueryContext, min_frames: int = 5, object_reach_m: float = 2.0, half_extent_cap_m: float = 0.6,
+              trim: float = 0.0) -> Prediction:
     """Floor area (m2) of the wearer's room (or the asked object's): the smallest rectangle around the wearer's
-    positions tagged with that room (at least ``min_frames``) and the boxes of the objects memory places in it
-    whose centre lies within ``object_reach_m`` (ground) of one of those positions (an object seen through a door
-    and placed in the wrong room lies farther)."""
+    positions whose settled scene tag (flicker taken out) is that room's (at least ``min_frames``) and the boxes of
+    the objects memory places in it whose centre lies within ``object_reach_m`` (ground) of one of those positions
+    (an object seen through a door and placed in the wrong room lies farther), each box at most
+    ``half_extent_cap_m`` from its centre (stray points inflate extents); ``trim``: the share of points allowed
+    outside the rectangle on each side."""
     snap, t = ctx.snapshot, ctx.facts.time.t_eval
     rooms = ctx.facts.rooms
     if ctx.intent.targets:
@@ -76,8 +93,9 @@ def room_size(ctx: QueryContext, min_frames: int = 5, object_reach_m: float = 2.
         return _none("the room is not known: memory has no room name for it", Flag.NO_PLACES)
     key = canonical(tag)
     ego = snap.ego
-    walked = [ego.T_world_cam[i, :3, 3] for i, s in enumerate(ego.scene_tags) if s and canonical(s) == key
-              and ego.times_s[i] <= t]
+    n_t = int(np.searchsorted(ego.times_s, t, side="right"))
+    inside = np.array([bool(s) and canonical(s) == key for s in settled_tags(snap, rooms)[:n_t]], dtype=bool)
+    walked = list(ego.T_world_cam[:n_t][inside, :3, 3])
     if len(walked) < min_frames:
         return _none(f"too little of the {tag} seen to measure it")
     frame = ego_frame_at(snap, t)
@@ -85,18 +103,21 @@ def room_size(ctx: QueryContext, min_frames: int = 5, object_reach_m: float = 2.
     boxes = []
     for n in snap.objects.values():
         if n.first_seen_s <= t and canonical(object_place(snap, n, -1, rooms) or "") == key:
-            corners_xy = frame.to_ego(box_corners_w(n, t))[:, :2]
+            corners_xy = frame.to_ego(box_corners_w(n, t, half_extent_cap_m))[:, :2]
             if np.min(np.linalg.norm(walked_xy - corners_xy.mean(axis=0), axis=1)) <= object_reach_m:
                 boxes.append(corners_xy)
-    area = min_area_rectangle_m2(np.concatenate([walked_xy] + boxes))
+    area = min_area_rectangle_m2(np.concatenate([walked_xy] + boxes), trim=trim)
     return Prediction(PredictionKind.NUMBER, f"The {tag} covers about {area:.1f} square metres.", value=area,
                       unit="m2")
 
 
 def closest_distance(ctx: QueryContext) -> Prediction:
-    """Distance (m) between the closest points of the two asked objects; of several instances, the closest pair."""
+    """Distance (m) between the closest points of the two asked objects; of several instances (``class_nodes``), the
+    closest pair."""
     t = ctx.facts.time.t_eval
-    a_nodes, b_nodes = _target_nodes(ctx, 0), _target_nodes(ctx, 1)
+    if len(ctx.intent.targets) < 2:
+        return _none("two objects are needed")
+    a_nodes, b_nodes = class_nodes(ctx, 0), class_nodes(ctx, 1)
     pairs = [(box_gap_m(a, b, t), a, b) for a in a_nodes for b in b_nodes if a is not b]
     if not pairs:
         return _none("the objects are not in memory")
@@ -106,11 +127,11 @@ def closest_distance(ctx: QueryContext) -> Prediction:
 
 
 def appearance_order(ctx: QueryContext, inversion_penalty: float = 3.0) -> Prediction:
-    """The asked categories ordered by when memory first saw any instance of each; options (orders) scored by
-    their pairwise disagreements with it (``inversion_penalty`` log-units each)."""
+    """The asked categories ordered by when memory first saw any instance of each (``class_nodes``); options
+    (orders) scored by their pairwise disagreements with it (``inversion_penalty`` log-units each)."""
     first: dict[str, float] = {}
     for i, target in enumerate(ctx.intent.targets):
-        nodes = _target_nodes(ctx, i)
+        nodes = class_nodes(ctx, i)
         if nodes:
             first[target.key] = min(n.first_seen_s for n in nodes)
     if not first:
