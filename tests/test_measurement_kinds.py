@@ -103,3 +103,10 @@ def test_without_the_option_an_episode_is_unchanged():
     assert [(q.text, q.options, q.answer) for q in a.questions] == [(q.text, q.options, q.answer) for q in b.questions]
     assert all(o.size_m == CATALOG[o.label].size_m or o.size_m == (CATALOG[o.label].size_m[1], CATALOG[
         o.label].size_m[0], CATALOG[o.label].size_m[2]) for o in a.objects)
+
+
+def test_every_phrasing_set_asks_the_same_questions():
+    sets = [generate_episode(seed=4, minutes=1.5, width=64, height=48, spatial_questions=True, phrasings=p)
+            for p in Q.PHRASING_SETS]
+    asked = [[(q.qid, q.t_s, q.options, q.answer) for q in ep.questions if q.category == "Measurement"] for ep in sets]
+    assert asked[0] and asked[0] == asked[1] == asked[2]

@@ -246,12 +246,9 @@ def generate_spatial_questions(ep: Episode, rng: np.random.Generator, phrasings:
 
 def _question(ep: Episode, k: int, c: SpatialCand, rng: np.random.Generator, phrasings: str) -> Question:
     kind = c.key[0]
-    if phrasings == "templates":
-        sentences = Q.SPATIAL_TEMPLATES[kind]
-        j = int(rng.integers(len(sentences)))
-    else:  # its own stream per question: the same questions in every phrasing set
-        sentences = Q.SPATIAL_PHRASINGS[phrasings][kind]
-        j = int(np.random.default_rng(zlib.crc32(repr((c.key, phrasings)).encode())).integers(len(sentences)))
+    # the sentence from a stream of its own per question: the same questions, options and answers in every set
+    sentences = Q.SPATIAL_TEMPLATES[kind] if phrasings == "templates" else Q.SPATIAL_PHRASINGS[phrasings][kind]
+    j = int(np.random.default_rng(zlib.crc32(repr((c.key, phrasings)).encode())).integers(len(sentences)))
     text = sentences[j].format(**c.fmt)
     subtask = Q.SPATIAL_SUBTASK[kind]
     meta = {"kind": kind, "template": j, "object_ids": list(c.object_ids), "frame_index": k, "phrasings": phrasings}
