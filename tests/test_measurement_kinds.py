@@ -37,6 +37,11 @@ def test_templates_and_dev_phrasings_parse(kind):
         assert (it.places == (HERE,)) == (kind == "count_here")
 
 
+def test_a_frame_word_inside_an_object_name_stays():
+    it = parse_question("How long is the longest side of the side table, in centimeters?", use_model=False)
+    assert [t.key for t in it.targets] == ["side table"]
+
+
 def test_sequence_options_are_read():
     it = parse_question("What will be the first-time appearance order of the following categories in the video: "
                         "bed, sink, lamp?", ("sink, bed, lamp", "lamp, sink, bed"), use_model=False)

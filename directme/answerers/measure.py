@@ -65,8 +65,10 @@ def class_nodes(ctx: QueryContext, i: int, min_obs: int = 2) -> list[ObjectNode]
 
 
 def object_size(ctx: QueryContext) -> Prediction:
-    """The longest dimension of the asked object's observed extent (cm): it only grows as more of it is seen."""
-    node = _best_node(ctx, 0)
+    """The longest dimension of the asked object's observed extent (cm): it only grows as more of it is seen. The
+    node is the best seen of the asked class (``class_nodes``: "side table" is not the coffee table)."""
+    nodes = class_nodes(ctx, 0, min_obs=1) if ctx.intent.targets else []
+    node = max(nodes, key=lambda n: (n.present, n.n_obs, n.last_seen_s)) if nodes else None
     if node is None or node.extent_m is None:
         return _none("the object is not in memory")
     cm = 100.0 * float(np.max(node.extent_m))

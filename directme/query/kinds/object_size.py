@@ -13,7 +13,8 @@ from .base import Kind, Reading
 _CUE = re.compile(r"\b(?:longest|largest|biggest|greatest) (?:dimension|side|edge|extent)\b|"
                   r"\bhow (?:long|big|large|tall|wide) is the [\w' -]+? (?:at|along) (?:its|it is) longest\b|"
                   r"\b(?:longest|largest) (?:dimension|side|edge)\b|\bat (?:its|it is) longest\b")
-_FRAME = re.compile(r"\((?:length|width|height)[^)]*\)|\b(?:length|width|height|dimension|side|edge|extent|size)s?\b|"
+_FRAME = re.compile(r"\((?:length|width|height)[^)]*\)|\b(?:longest|largest|biggest|greatest) (?:dimension|side|edge|extent)s?\b|"
+                    r"\b(?:length|width|height|dimension|extent|size)s?\b|"
                     r"\b(?:centimet(?:er|re)s?|cm|measured|longest|largest|biggest|greatest|give|tell|me|how many|"
                     r"long|big|large|tall|wide|roughly|about|approximately)\b|'s\b")
 
