@@ -37,6 +37,10 @@ def test_templates_and_dev_phrasings_parse(kind):
         assert (it.places == (HERE,)) == (kind == "count_here")
 
 
+def test_a_capacity_question_is_no_count_in_this_room():
+    assert parse_question("How many people can sit on chairs in this room?", use_model=False).how != "rule:count_here"
+
+
 def test_a_frame_word_inside_an_object_name_stays():
     it = parse_question("How long is the longest side of the side table, in centimeters?", use_model=False)
     assert [t.key for t in it.targets] == ["side table"]

@@ -10,9 +10,13 @@ from ..timephrase import HERE
 from .base import Kind, Reading
 
 _HERE = r"(?:this room|the room (?:i am|i'm|we are|we're)(?: standing| currently)? in|the room around me)"
-_CUE = re.compile(r"^(?:how many|count|what(?: is|'s) the (?:number|count) of|tell me how many)\b.*\b" + _HERE +
-                  r"|^(?:in|inside) " + _HERE + r",? how many\b|\bhow many [\w' ()-]+? (?:does|do) this room (?:have|"
-                  r"contain)\b|\bhow many [\w' ()-]+? this room (?:has|contains)\b")
+# "how many <things> are / can I find ... in this room" (not "how many people can sit in this room": a capacity)
+_CUE = re.compile(r"^how many [\w' ()-]+? (?:are|is|are there|is there|can (?:i|you|we) (?:find|see|count)|"
+                  r"can be found|do (?:i|you|we) (?:see|have)|exist)\b.*\b" + _HERE + r"|"
+                  r"^(?:count|what(?: is|'s) the (?:number|count) of|tell me how many)\b.*\b" + _HERE +
+                  r"|^(?:in|inside) " + _HERE + r",? how many\b|"
+                  r"\bhow many [\w' ()-]+? (?:does|do) this room (?:have|contain)\b|"
+                  r"\bhow many [\w' ()-]+? this room (?:has|contains)\b")
 _FRAME = re.compile(r"\b(?:count(?: of)?|number of|the number|tell me|please|are there|is there|are|is|"
                     r"can i find|there|in|inside|does|do|has|have|contains?|what's|what is)\b|" + _HERE)
 
