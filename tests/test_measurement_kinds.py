@@ -136,3 +136,27 @@ def test_every_phrasing_set_asks_the_same_questions():
             for p in Q.PHRASING_SETS]
     asked = [[(q.qid, q.t_s, q.options, q.answer) for q in ep.questions if q.category == "Measurement"] for ep in sets]
     assert asked[0] and asked[0] == asked[1] == asked[2]
+
+
+def test_appearance_order_answers_from_first_sightings_and_reads_which_end():
+    from dataclasses import replace
+
+    from snapshot_builders import obj, snapshot, walk
+
+    from directme.answerers.geometric import GeometricAnswerer
+    from directme.query.context import build_context
+    from directme.query.parsed import SequenceEnd
+    from directme.query.vocab import Vocabulary
+
+    objs = [obj("sofa", "Couch", (3, 0), t0=2, t1=20), obj("tv", "Monitor/TV", (3, 3), t0=8, t1=20),
+            obj("lamp", "Lamp", (0, 3), t0=14, t1=20)]
+    snap = snapshot(20.0, objs, walk([(0, 0, 0, 0, "kitchen"), (20, 1, 0, 0, "kitchen")]))
+    q = "What will be the first-time appearance order of the following categories in the video: lamp, sofa, tv?"
+    a = GeometricAnswerer().answer(build_context(q, ["lamp, sofa, tv", "sofa, tv, lamp"], snap, Vocabulary(), None))
+    assert a.letter == "B" and a.confidence > 0.5
+    ctx = build_context("Which did I see first, the lamp or the sofa?", [], snap, Vocabulary(), None)
+    assert ctx.intent.sequence_end == SequenceEnd.FIRST
+    first = GeometricAnswerer().answer(ctx)
+    last = GeometricAnswerer().answer(replace(ctx, intent=replace(ctx.intent, sequence_end=SequenceEnd.LAST)))
+    assert "seen first" in first.text and "lamp" not in first.text.split(".")[0]
+    assert last.text.startswith("The lamp was seen last")

@@ -10,6 +10,7 @@ from typing import Optional
 import numpy as np
 
 from ..memory.snapshot import ObjectNode
+from ..query.parsed import SequenceEnd
 from ..query.ego import current_place, ego_frame_at, object_place, position_at, settled_tags
 from ..query.types import QueryContext
 from ..query.vocab import canonical, label_keys
@@ -129,7 +130,8 @@ def closest_distance(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
 
 def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
     """The asked categories ordered by when memory first saw any instance of each (``class_nodes``); options
-    (orders) scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each)."""
+    (orders) scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without
+    options, the one seen first (or, ``Intent.sequence_end`` LAST, the one whose first sighting came last)."""
     first: dict[str, float] = {}
     for i, target in enumerate(ctx.intent.targets):
         nodes = class_nodes(ctx, i, cfg.class_min_obs)
@@ -147,8 +149,11 @@ def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
             inversions = sum(1 for i in range(len(times)) for j in range(i + 1, len(times)) if times[i] > times[j])
             fit.append(math.exp(-cfg.inversion_penalty * inversions) if seq else 0.0)
         return Prediction(PredictionKind.SEQUENCE, text, option_fit=tuple(fit))
-    scores = {k: math.exp(-cfg.inversion_penalty * r) for r, k in enumerate(order)}
-    return Prediction(PredictionKind.TARGETS, f"The {order[0]} was seen first. " + text, target_scores=scores)
+    last = ctx.intent.sequence_end == SequenceEnd.LAST
+    ranked = order[::-1] if last else order
+    scores = {k: math.exp(-cfg.inversion_penalty * r) for r, k in enumerate(ranked)}
+    return Prediction(PredictionKind.TARGETS, f"The {ranked[0]} was seen {'last' if last else 'first'}. " + text,
+                      target_scores=scores)
 
 
 def route_turns(ctx: QueryContext) -> Optional[list[float]]:

@@ -145,7 +145,8 @@ class Intent:
     votes: Optional["Votes"] = None  # what voted for the kind (query/calibrate.py maps them to ``confidence``)
     # what the question asks within its primitive (query/asked.py reads it; answerers and pictures read only these)
     change: Optional[ChangeAsked] = None  # CHANGES: the change asked (None for other primitives)
-    sequence_end: Optional[SequenceEnd] = None  # CATEGORY_RECALL: "seen first / last" (None: the order itself)
+    # CATEGORY_RECALL, APPEARANCE_ORDER: "seen first / last" (None: the order itself)
+    sequence_end: Optional[SequenceEnd] = None
     floor_asked: bool = False  # OBJECT_LOCATION, CURRENT_PLACE: "which floor" (memory knows rooms, not floors)
     back_at_start: bool = False  # MY_TRAJECTORY: "am I back where I started?" (a yes / no on the path)
     path_asked: bool = False  # MY_TRAJECTORY: the path walked ("which rooms did I go through"), not one room
