@@ -89,6 +89,10 @@ def test_answers_are_written_as_the_benchmark_scores_them():
     dist = read_prompt("Measuring from the closest point of each object, what is the direct distance between the bed "
                        "and the sofa (in meters)?")
     assert benchmark_answer(Answer("q", 1.0, "The bed is 3.4 m from the sofa."), dist) == ("3.40", "")
+    # a measurement's value, not the rounded number of its text
+    assert benchmark_answer(Answer("q", 1.0, "The bed measures about 211 cm.", value=210.6, unit="cm"), size) == \
+        ("210.60", "")
+    assert benchmark_answer(Answer("q", 1.0, "They are 1.23 m apart.", value=1.234, unit="m"), dist) == ("1.23", "")
     text, why = benchmark_answer(Answer("q", 1.0, "No sofa in memory.", flags=(Flag.ABSTAINED,)), dist)
     assert text == "" and "abstained" in why
 
