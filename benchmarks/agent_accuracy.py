@@ -45,9 +45,9 @@ def peak_rss_mb() -> float:
 
 def run_seed(job: tuple[float, int, tuple[str, ...], str, dict]) -> dict[str, tuple[str, list]]:
     """One episode under each noise (or TRUTH_FED): noise -> (its progress line, its question records)."""
-    minutes, seed, noises, phrasings, truth_fed = job
+    minutes, seed, noises, phrasings, truth_fed, spatial = job
     t0 = time.perf_counter()
-    ep = generate_episode(seed=seed, minutes=minutes, phrasings=phrasings)
+    ep = generate_episode(seed=seed, minutes=minutes, phrasings=phrasings, spatial_questions=spatial)
     out = {}
     for noise in noises:
         if noise == TRUTH_FED:
@@ -61,12 +61,12 @@ def run_seed(job: tuple[float, int, tuple[str, ...], str, dict]) -> dict[str, tu
 
 
 def run_length(minutes: float, seeds: list[int], noises: list[str], phrasings: str, jobs: int = 1,
-               truth_fed: Optional[dict] = None) -> dict:
+               truth_fed: Optional[dict] = None, spatial: bool = False) -> dict:
     """Pooled results per noise; ``jobs`` > 1 streams that many episodes at a time in worker processes (the
     figures do not depend on it: every episode is seeded; lines still come in seed order)."""
     runs: dict[str, list] = {n: [] for n in noises}
     per_seed: dict[str, dict[str, list[tuple[int, int]]]] = {n: {} for n in noises}  # noise -> subtask -> (correct, n)
-    work = [(minutes, seed, tuple(noises), phrasings, truth_fed or {}) for seed in seeds]
+    work = [(minutes, seed, tuple(noises), phrasings, truth_fed or {}, spatial) for seed in seeds]
     with Pool(jobs, maxtasksperchild=1) if jobs > 1 else nullcontext() as pool:
         for res in (pool.imap(run_seed, work) if pool is not None else map(run_seed, work)):
             for noise, (line, questions) in res.items():
@@ -118,13 +118,17 @@ def main() -> None:
     ap.add_argument("--depth-pose", default="default", help="truth-fed: the DA3 preset (default: the pipeline's)")
     ap.add_argument("--poses", default="none", choices=("none", "given"),
                     help="truth-fed: frames carry camera poses and intrinsics (given) or only RGB (none)")
+    ap.add_argument("--spatial", action="store_true",
+                    help="also ask the measurement kinds (sizes, room areas, appearance order, routes, closest-point "
+                         "distances, counts in this room) on episodes whose instance sizes vary around their class "
+                         "size; numeric answers score their mean relative accuracy (MRA, thresholds 0.50-0.95)")
     a = ap.parse_args()
     configure_logging()  # the model packages' INFO lines (DA3's, with --perception truth-fed) stay off stdout
     modes = (list(a.noise) if "oracle" in a.perception else []) + ([TRUTH_FED] if TRUTH_FED in a.perception else [])
     truth_fed = {"depth_pose": a.depth_pose, "poses": a.poses}
     res: dict = {}
     for minutes in a.minutes:
-        res = run_length(minutes, a.seeds, modes, a.phrasings, max(1, a.jobs), truth_fed)
+        res = run_length(minutes, a.seeds, modes, a.phrasings, max(1, a.jobs), truth_fed, a.spatial)
         print_table(minutes, res)
         print(f"peak_rss_mb={peak_rss_mb():.0f}", flush=True)
     for n in reversed(list(res)):  # the last length, unsuffixed (realistic first, none last)

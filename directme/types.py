@@ -92,6 +92,8 @@ class Answer:
     raw_output: str = ""
     latency_s: float = 0.0
     intent: Optional["Intent"] = field(default=None, compare=False, repr=False)
+    value: Optional[float] = None  # a numeric answer (a size, an area, a distance, a count), in ``unit``
+    unit: str = ""  # of ``value``: "cm", "m", "m2" or "" (a count)
 
     def __post_init__(self) -> None:
         try:  # a flag given by its name ("abstained", e.g. read back from a result file) becomes the Flag

@@ -14,7 +14,9 @@ import pytest
 
 from directme.bench.lmms.prompt import AnswerType, benchmark_answer, read_prompt
 from directme.bench.lmms.videos import AgentFactory, VideoMemories
-from directme.bench.lmms.vsi_kinds import KINDS, angle_deg, direction_answer, episode_items
+from directme.bench.lmms.simtask import METRIC_OF_KIND
+from directme.bench.lmms.vsi_kinds import KINDS, SPATIAL_KINDS, angle_deg, direction_answer, episode_items
+from directme.sim.catalog import spoken
 from directme.errors import InvalidInputError
 from directme.types import Answer, Flag
 
@@ -87,6 +89,10 @@ def test_answers_are_written_as_the_benchmark_scores_them():
     dist = read_prompt("Measuring from the closest point of each object, what is the direct distance between the bed "
                        "and the sofa (in meters)?")
     assert benchmark_answer(Answer("q", 1.0, "The bed is 3.4 m from the sofa."), dist) == ("3.40", "")
+    # a measurement's value, not the rounded number of its text
+    assert benchmark_answer(Answer("q", 1.0, "The bed measures about 211 cm.", value=210.6, unit="cm"), size) == \
+        ("210.60", "")
+    assert benchmark_answer(Answer("q", 1.0, "They are 1.23 m apart.", value=1.234, unit="m"), dist) == ("1.23", "")
     text, why = benchmark_answer(Answer("q", 1.0, "No sofa in memory.", flags=(Flag.ABSTAINED,)), dist)
     assert text == "" and "abstained" in why
 
@@ -143,6 +149,14 @@ def test_vsi_questions_have_simulator_ground_truth():
     items = episode_items(ep, tuple(KINDS), per_kind=3, seed=0)
     kinds = {i.question_type for i in items}
     assert {"object_abs_distance", "object_rel_distance", "object_rel_direction_hard"} <= kinds
+    # the simulator's measurement generators, under VSI-Bench's names, in its templates
+    assert {"object_size_estimation", "obj_appearance_order", "route_planning"} <= kinds
+    assert set(SPATIAL_KINDS) <= set(KINDS) and set(KINDS) <= set(METRIC_OF_KIND)
+    size = next(i for i in items if i.question_type == "object_size_estimation")
+    assert size.question.startswith("What is the length of the longest dimension (length, width, or height) of the ")
+    name = size.question.split(" of the ")[-1].split(",")[0]
+    assert any(spoken(o.label) == name and float(size.ground_truth) == pytest.approx(100 * max(o.size_m), abs=0.5)
+               for o in ep.objects)
     for it in items:
         if it.options:
             assert it.ground_truth in "ABCD"[:len(it.options)] and it.options[0].startswith("A. ")

@@ -160,7 +160,7 @@ def test_parser_settings_decide_what_is_trusted():
     ("How many chairs are in the boiler room?", ("boiler room",)),  # "<word> room"
     ("How many chairs are in the chapel right now?", ("chapel",)),  # a word no vocabulary knows, after "in the"
     ("How many chairs are in the room?", ()),  # the room, this room, the video: no place of their own
-    ("How many chairs are in this room?", ()),
+    ("How many chairs are in this room?", (HERE,)),  # the wearer's room (count_here), not a room named "room"
     ("How many chairs are in the video?", ()),
     ("How many apples are in the bowl?", ()),  # an object, not a place
     ("What did I put in the drawer?", ()),  # named as the object asked about

@@ -113,7 +113,7 @@ def test_reach_without_steps_names_only_the_object():
 
 @pytest.mark.parametrize("options, kinds", [
     (["The kitchen.", "In the living room.", "The laundry room."], {"my_trajectory", "object_trajectory", "place"}),
-    (["Three.", "3", "Zero."], {"count", "quantity_change"}),
+    (["Three.", "3", "Zero."], {"count", "quantity_change", "count_here"}),
     (["It is on your left.", "At 3 o'clock."], {"ego_direction", "relative_position"}),
     (["A cup.", "A lamp."], set()),
 ])

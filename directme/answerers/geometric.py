@@ -19,10 +19,10 @@ import numpy as np
 
 from ..geometry import azimuth_deg, clock_hour, ground_distance_m
 from ..query.context import node_evidence
-from ..query.ego import direction_text, ego_frame_at, object_place, position_at
+from ..query.ego import current_place, direction_text, ego_frame_at, object_place, position_at
 from ..errors import InvalidInputError
 from ..query.options import OptionKind, OptionMeaning
-from ..query.parsed import Primitive, Target
+from ..query.parsed import HERE, Primitive, Target
 from ..query.timeref import place_runs
 from ..query.vocab import canonical, counted, label_keys
 from ..query.types import QueryContext
@@ -42,6 +42,7 @@ from .missing import missing_objects
 from .coverage import view_coverage
 from .recall import recall
 from .geometric_config import GeometricConfig
+from . import measure
 
 class GeometricAnswerer:
     """Answers the eight UCS-Bench subtasks from the rendered memory (see module docstring)."""
@@ -95,8 +96,18 @@ class GeometricAnswerer:
                   P.DISTANCE_COMPARE: self._distance, P.REACHABILITY: self._reach, P.COUNT: self._count,
                   P.COUNT_CHANGE: self._count, P.CATEGORY_RECALL: self._recall, P.MY_TRAJECTORY: self._my_room,
                   P.DISTANCE: self._metres, P.OBJECTS_AROUND: self._objects_around,
-                  P.CURRENT_PLACE: current_room, P.CHANGES: self._changes}[prim]
-        return solver(ctx)
+                  P.CURRENT_PLACE: current_room, P.CHANGES: self._changes, P.OBJECT_SIZE: self._measure,
+                  P.ROOM_SIZE: self._measure, P.APPEARANCE_ORDER: self._measure, P.ROUTE_PLAN: self._measure}[prim]
+        return self._measure(ctx) if intent.closest_points else solver(ctx)
+
+    def _measure(self, ctx: QueryContext) -> Prediction:
+        """The measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points."""
+        P, cfg = Primitive, self.config.measure
+        if ctx.intent.closest_points:
+            return measure.closest_distance(ctx, cfg)
+        return {P.OBJECT_SIZE: measure.object_size, P.ROOM_SIZE: measure.room_size,
+                P.APPEARANCE_ORDER: measure.appearance_order, P.ROUTE_PLAN: measure.route_plan}[ctx.intent.primitive](
+            ctx, cfg)
 
     def _ego_direction(self, ctx: QueryContext) -> Prediction:
         node = _best_node(ctx, 0)
@@ -176,7 +187,8 @@ class GeometricAnswerer:
         if not dist or origin is None:
             return _none("the object or the reference is not in memory")
         key, d = next(iter(dist.items()))
-        return Prediction(PredictionKind.DISTANCE, f"The {key} is {d:.1f} m from {from_what}.", metres=d)
+        return Prediction(PredictionKind.DISTANCE, f"The {key} is {d:.1f} m from {from_what}.", metres=d, value=d,
+                          unit="m")
 
     def _distance(self, ctx: QueryContext) -> Prediction:
         dist = self._distances(ctx)
@@ -215,6 +227,7 @@ class GeometricAnswerer:
         target = ctx.intent.targets[0]
         place = target.place or (ctx.intent.places[0] if ctx.intent.places else None)
         counting, coverage = self.config.counting, self.config.coverage
+        place = _known_place(current_place(ctx.snapshot, ctx.facts.time.t_eval)) if place == HERE else place
         seen = view_coverage(ctx.snapshot, coverage.view_hfov_deg, place)
         if place and seen.n_frames == 0:  # a room never entered (or no room names): nothing to count from
             return _none(f"no frame of the {place} in memory as of {ctx.t_s:.0f} s, so nothing to count there")
@@ -241,7 +254,7 @@ class GeometricAnswerer:
             text = f"{text[:-1]} ({seen.describe()})."
         counted_nodes = tuple(node_evidence(ctx.snapshot, n.node_id, f"counted with probability {p:.2f}" + (
             f" (maybe carried to {links[n.node_id][1]})" if n.node_id in links else "")) for n, p in kept)
-        return Prediction(PredictionKind.COUNT, text, conf, count=k, count_pmf=belief.pmf,
+        return Prediction(PredictionKind.COUNT, text, conf, count=k, count_pmf=belief.pmf, value=float(k),
                           flags=() if known else (Flag.NO_EVIDENCE,), evidence=counted_nodes)
 
     def _recall(self, ctx: QueryContext) -> Prediction:
@@ -347,7 +360,7 @@ class GeometricAnswerer:
                 conf = 0.0
                 if pred.kind != PredictionKind.NONE:
                     flags.append(Flag.OPTIONS_MISMATCH)
-                    raw = nearest_option(pred, opts)
+                    raw = nearest_option(pred, opts, self.config.scoring)
             if raw.max(initial=0.0) <= 0.0:  # nothing to go on: no letter (never a silent "A")
                 pred = Prediction(PredictionKind.NONE, pred.text, flags=pred.flags)
                 raw = np.ones(len(opts))
@@ -367,7 +380,8 @@ class GeometricAnswerer:
         return Answer(question=ctx.question, t_s=ctx.t_s, text=text, letter=letter, confidence=conf,
                       option_scores=scores, evidence=pred.evidence or ctx.evidence, subgraph_text=ctx.subgraph_text,
                       answerer=self.name, flags=tuple(dict.fromkeys(flags + list(ctx.intent.flags))),
-                      latency_s=time.perf_counter() - t0)
+                      latency_s=time.perf_counter() - t0,
+                      value=None if pred.kind == PredictionKind.NONE else pred.value, unit=pred.unit)
 
     def answer_batch(self, ctxs: Sequence[QueryContext]) -> list[Answer]:
         return [self.answer(c) for c in ctxs]

@@ -25,12 +25,13 @@ class ScoringConfig:
     metres_sigma_frac: float = 0.25  # ... or this share of the distance memory says, when that is wider
     count_off_decay: float = 2.0  # a count option off memory's count distribution fits by exp(-this x abs(off)) ...
     count_off_weight: float = 1e-3  # ... times this (added to its probability: the nearest wins only off the pmf)
+    number_sigma_frac: float = 0.15  # a numeric option (a size, an area) fits by a Gaussian this share of memory's value wide
     score_floor: float = 1e-4  # added to every option's fit before normalising (no option has probability 0)
     mismatch_below: float = 1e-3  # no option fits better than this: answered at confidence 0, flag options_mismatch
 
     def __post_init__(self) -> None:
         check_section(self, "scoring", positive=("direction_sigma_deg", "clock_sigma_deg", "metres_sigma_min_m",
-                                                 "score_floor"),
+                                                 "number_sigma_frac", "score_floor"),
                       non_negative=("metres_sigma_frac", "count_off_decay", "count_off_weight", "mismatch_below"))
 
 
@@ -132,6 +133,28 @@ class PlacesConfig:
 
 
 @dataclass(frozen=True)
+class MeasureConfig:
+    """The measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points."""
+
+    class_min_obs: int = 2  # distances, orders: nodes of the asked class seen at least this often (all when none is)
+    room_min_frames: int = 5  # a room's area needs at least this many of the wearer's frames with its settled tag
+    room_object_reach_m: float = 2.0  # an object's box joins its room's area when this close (ground) to the walk
+    room_half_extent_cap_m: float = 0.6  # ... each box at most this far from its centre (stray points inflate it)
+    room_trim: float = 0.0  # share of points allowed outside the area's rectangle on each side
+    rect_step_deg: float = 1.0  # the area's rectangle: orientations searched in steps of this
+    inversion_penalty: float = 3.0  # appearance order: each pair an option orders against memory costs this (log)
+    turn_sigma_deg: float = 30.0  # routes: a turn word fits by a Gaussian of the angle to its heading change
+    turn_back_deg: float = 135.0  # routes: a heading change larger than this (either way) is "turn back"
+
+    def __post_init__(self) -> None:
+        check_section(self, "measure", at_least_one=("class_min_obs", "room_min_frames"),
+                      positive=("rect_step_deg", "turn_sigma_deg", "turn_back_deg"),
+                      non_negative=("room_object_reach_m", "room_half_extent_cap_m", "inversion_penalty"))
+        if not 0 <= self.room_trim < 0.5:
+            raise InvalidInputError(f"measure.room_trim must be in [0, 0.5), got {self.room_trim!r}")
+
+
+@dataclass(frozen=True)
 class ConfidenceConfig:
     """The confidences and yes/no probabilities the solvers state when memory's evidence is partial (round
     values, not fitted)."""
@@ -168,6 +191,7 @@ class GeometricConfig:
     recall: RecallConfig = field(default_factory=RecallConfig)
     relations: RelationConfig = field(default_factory=RelationConfig)
     places: PlacesConfig = field(default_factory=PlacesConfig)
+    measure: MeasureConfig = field(default_factory=MeasureConfig)
     confidence: ConfidenceConfig = field(default_factory=ConfidenceConfig)
 
     def __post_init__(self) -> None:

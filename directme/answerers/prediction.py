@@ -30,6 +30,8 @@ class PredictionKind(TextEnum):
     YES = "yes"  # a yes/no probability
     TARGETS = "targets"  # a score per asked object
     DISTANCE = "distance"  # metres
+    NUMBER = "number"  # a measurement: ``value`` in ``unit`` (a size in cm, an area in m2)
+    SEQUENCE = "sequence"  # a fit per option, computed by the solver (orders, routes: options listing items)
     NONE = "none"  # no evidence
 
 
@@ -50,6 +52,9 @@ class Prediction:
     flags: tuple[Flag, ...] = ()
     # the memory items it rests on, when narrower than the context's (a count: those counted)
     evidence: tuple[Evidence, ...] = ()
+    value: Optional[float] = None  # a numeric answer (Answer.value), in ``unit``
+    unit: str = ""
+    option_fit: tuple[float, ...] = ()  # SEQUENCE: how well each option fits (not normalised)
 
 
 def no_answer(reason: str, flag: Flag = Flag.NO_EVIDENCE) -> Prediction:
@@ -99,6 +104,10 @@ def score_options(pred: Prediction, opts: Sequence[OptionMeaning], targets: Sequ
             near = np.exp(-cfg.count_off_decay * abs(o.number - pred.count))  # off the distribution: the nearest wins
             raw[i] = (pred.count_pmf[k] if 0 <= k < len(pred.count_pmf) else 0.0) + cfg.count_off_weight * near \
                 if pred.count_pmf else near
+        elif pred.kind == PredictionKind.SEQUENCE and i < len(pred.option_fit):
+            raw[i] = pred.option_fit[i]
+        elif pred.kind == PredictionKind.NUMBER and pred.value and _option_value(o, pred.unit) is not None:
+            raw[i] = _number_fit(_option_value(o, pred.unit), pred.value, cfg.number_sigma_frac)
         elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
             sigma_m = max(cfg.metres_sigma_min_m, cfg.metres_sigma_frac * pred.metres)
             raw[i] = np.exp(-0.5 * ((o.metres - pred.metres) / sigma_m) ** 2)
@@ -109,7 +118,7 @@ def score_options(pred: Prediction, opts: Sequence[OptionMeaning], targets: Sequ
     return raw
 
 
-def nearest_option(pred: Prediction, opts: Sequence[OptionMeaning]) -> np.ndarray:
+def nearest_option(pred: Prediction, opts: Sequence[OptionMeaning], cfg: ScoringConfig = ScoringConfig()) -> np.ndarray:
     """When no option is what memory says (0 objects among "One" .. "Five"; 3.4 m among 1, 2, 5, 8, 9 m): the
     option nearest to it on the same scale (answered at confidence 0, flagged options_mismatch); zeros when
     the options have no scale in common with the prediction (a room not offered)."""
@@ -117,11 +126,27 @@ def nearest_option(pred: Prediction, opts: Sequence[OptionMeaning]) -> np.ndarra
     for i, o in enumerate(opts):
         if pred.kind == PredictionKind.COUNT and o.number is not None:
             raw[i] = np.exp(-abs(o.number - pred.count))
+        elif pred.kind == PredictionKind.SEQUENCE and i < len(pred.option_fit):
+            raw[i] = pred.option_fit[i]
+        elif pred.kind == PredictionKind.NUMBER and pred.value and _option_value(o, pred.unit) is not None:
+            raw[i] = _number_fit(_option_value(o, pred.unit), pred.value, cfg.number_sigma_frac)
         elif pred.kind == PredictionKind.DISTANCE and o.metres is not None:
             raw[i] = np.exp(-abs(np.log(max(o.metres, 0.05) / max(pred.metres, 0.05))))
         elif pred.kind == PredictionKind.AZIMUTH and o.azimuth_deg is not None:
             raw[i] = 1.0 + np.cos(np.radians(angle_diff(o.azimuth_deg, pred.azimuth_deg)))
     return raw
+
+
+def _number_fit(option: float, value: float, sigma_frac: float) -> float:
+    """A numeric option's fit: a Gaussian of its difference from memory's value, ``sigma_frac`` x value wide."""
+    return float(np.exp(-0.5 * ((option - value) / (sigma_frac * value)) ** 2))
+
+
+def _option_value(o: OptionMeaning, unit: str) -> Optional[float]:
+    """A numeric option in ``unit``: "150 cm" for a size in cm, "20" for square metres."""
+    if o.metres is not None:
+        return o.metres * (100.0 if unit == "cm" else 1.0)
+    return float(o.number) if o.number is not None else None
 
 
 def _option_key(option_target: Target, targets: Sequence[Target]) -> str:

@@ -237,3 +237,15 @@ def parse_letters(text: str, allowed: str) -> list[str]:
 def mean(values: Iterable[Optional[float]]) -> Optional[float]:
     xs = [float(v) for v in values if v is not None]
     return sum(xs) / len(xs) if xs else None
+
+
+MRA_THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))  # the benchmark's confidence thresholds 0.50-0.95
+
+
+def mean_relative_accuracy(predicted: Optional[float], truth: float) -> float:
+    """VSI-Bench's score of a numeric answer: the share of thresholds t in 0.50, 0.55, ..., 0.95 for which the
+    relative error |predicted - truth| / truth is at most 1 - t (no answer: 0)."""
+    if predicted is None or not math.isfinite(predicted) or truth == 0:
+        return 0.0
+    err = abs(predicted - truth) / abs(truth)
+    return sum(err <= 1.0 - t + 1e-9 for t in MRA_THRESHOLDS) / len(MRA_THRESHOLDS)

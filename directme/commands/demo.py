@@ -78,6 +78,8 @@ def evaluate_episode(episode: Any, noise: str = "none", seed: int = 0, baselines
         rec = {"qid": q.qid, "time_s": q.t_s, "subtask": q.subtask, "question": q.text, "options": list(q.options),
                "chosen": ans.letter, "correct": q.answer, "confidence": round(ans.confidence, 4),
                "flags": list(ans.flags)}
+        if q.qtype == "NUMBER":  # a measurement: scored by mean relative accuracy (bench.metrics)
+            rec.update(value=ans.value, gt_value=float(q.meta["answer_value"]), unit=q.meta.get("unit", ""))
         if baselines:
             rec["baselines"] = {"current_frame": _current_frame_letter(cfg, last_fp, q),
                                 CHANCE: 1.0 / len(q.options) if q.options else 0.0}
@@ -113,11 +115,19 @@ def _accuracy(records: list[dict], key) -> tuple[float, dict[str, float]]:
     return overall, {s: float(np.mean(v)) for s, v in sorted(by.items())}
 
 
+def _score(r: dict):
+    """A record's letter, or for a measurement its mean relative accuracy (a number, as the chance baseline's)."""
+    from ..bench.metrics import mean_relative_accuracy
+
+    return mean_relative_accuracy(r["value"], r["gt_value"]) if "gt_value" in r else r["chosen"]
+
+
 def summarise(records: list[dict]) -> dict:
-    overall, per = _accuracy(records, lambda r: r["chosen"])
+    overall, per = _accuracy(records, _score)
     out = {"overall": overall, "per_subtask": per, "n_questions": len(records),
            "counts": {s: sum(r["subtask"] == s for r in records) for s in per},
-           "correct": {s: sum(r["subtask"] == s and r["chosen"] == r["correct"] for r in records) for s in per}}
+           "correct": {s: sum(float(_score(r)) if "gt_value" in r else r["chosen"] == r["correct"]
+                              for r in records if r["subtask"] == s) for s in per}}
     if records and "baselines" in records[0]:
         out["baselines"], out["baselines_per_subtask"] = {}, {}
         for name in records[0]["baselines"]:

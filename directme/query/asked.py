@@ -51,7 +51,7 @@ def with_asked(intent: Intent) -> Intent:
     q, p = intent.question.lower(), intent.primitive
     if p == Primitive.CHANGES:
         return replace(intent, change=change_asked(q))
-    if p == Primitive.CATEGORY_RECALL:
+    if p in (Primitive.CATEGORY_RECALL, Primitive.APPEARANCE_ORDER):
         return replace(intent, sequence_end=sequence_end(q))
     if p in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE):
         return replace(intent, floor_asked=bool(_FLOOR.search(q)))

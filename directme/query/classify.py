@@ -26,7 +26,7 @@ from .kinds import cue_kind  # noqa: F401 (re-exported: the kind API)
 from .embed import CachedEmbedder
 from .parsed import DEFAULT_PARSER, ParserConfig
 from .phrases import FUNCTION_WORDS, tokens
-from .kinds import REGISTRY, kind_names
+from .kinds import REGISTRY, classifier_prototypes, kind_names
 from .vocab import Vocabulary, singular
 
 loading_log = logging.getLogger("directme.loading")  # stage lines ("loading ... N s"; `directme` prints them)
@@ -96,7 +96,7 @@ class KindClassifier:
         self.mask = mask
         self.sure = sure
         self.masked_sure = masked_sure
-        given = prototypes or {k: REGISTRY[k].prototypes for k in kind_names()}  # every registered kind's
+        given = prototypes or classifier_prototypes()  # every registered kind's (refining kinds' with their kind's)
         self.prototypes = {k: tuple(v) for k, v in given.items()}
         self.kinds = tuple(k for k in (*kind_names(), *self.prototypes) if self.prototypes.get(k))
         self.kinds = tuple(dict.fromkeys(self.kinds))

@@ -21,6 +21,7 @@ from .calibrate import Calibration, default_calibration
 from .classify import normalise_question
 from .embed import CachedEmbedder
 from .kinds import Roles, kind_spec
+from .kinds.reading import Reading
 from .kindvote import guess_kind
 from .optionkinds import _from_options, _option_kinds, kind_with_options  # noqa: F401 (_from_options, _option_kinds re-exported)
 from .parsed import (DEFAULT_PARSER, KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES,  # noqa: F401 (re-exported)
@@ -241,6 +242,18 @@ def _to_target(p: ph.Phrase, vocab: Vocabulary, toks: list[str]) -> Target:
     return Target(key, p.text, colour=_norm_colour(colour), place=place)
 
 
+def _objects_in(text: str, vocab: Vocabulary) -> list[Target]:
+    """The objects a stretch of text names (noun phrases that are no place): the names the vocabulary knows, then
+    the other nouns a determiner or "how many" opens ("the stove")."""
+    toks = ph.tokens(re.sub(r"'s\b|\(s\)", "", text))
+    found = [(p, _to_target(p, vocab, toks)) for p in ph.noun_phrases(toks, frozenset(vocab.places),
+                                                                        _protected(toks, vocab))
+             if not p.generic and not _is_place(p, vocab)]
+    known = [t for p, t in found if vocab.lookup(words(t.key), 0)]  # then unknown names after a determiner
+    return known + [t for p, t in found if t not in known and p.start > 0 and (toks[p.start - 1] in ph.DETERMINERS
+                                                                               or toks[p.start - 1] == "many")]
+
+
 def _resolve_anaphora(text: str, ps: _Phrases, vocab: Vocabulary) -> list[ph.Phrase]:
     """"I'm looking for a bottle with a red cap. Where is it?": the pronoun's phrase from an earlier sentence."""
     toks = ps.toks
@@ -278,6 +291,13 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
     primitive = kind_spec(kind).primitives[0]
     if how == "none":
         primitive = Primitive.UNKNOWN
+    elif kind_spec(kind).roles == Roles.OWN:  # a kind that reads its phrases' roles itself (query/kinds)
+        own = kind_spec(kind).read(Reading(question, text, tuple(options), lambda s: _objects_in(s, vocab), time_ref))
+        if own is not None:
+            if how == guess.how and votes.decider != "none":
+                confidence = calibration.probability(votes)
+            return with_asked(_own_flags(replace(own, how=how, votes=votes), kind, confidence, settings))
+        kind = kind_spec(kind).refines or kind  # its words are absent: the kind it refines reads the question
     # --- roles of the phrases for this kind
     toks = ps.toks
     references: list[ph.Phrase] = []
@@ -419,6 +439,17 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                              binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
                              relation=relation, references=tuple(ref_targets), reference_text=ref_text,
                              viewpoint=viewpoint, how=how, walked=walked, votes=votes))
+
+
+def _own_flags(intent: Intent, kind: str, confidence: float, settings: ParserConfig) -> Intent:
+    """A parse a kind module read (``Roles.OWN``) with its confidence and the flags of a missing object."""
+    flags: list[Flag] = []
+    if kind_spec(kind).needs_target and not intent.targets:
+        flags.append(Flag.NO_TARGET)
+        confidence = min(confidence, 0.3)
+    elif confidence < settings.min_confidence:
+        flags.append(Flag.NOT_UNDERSTOOD)
+    return replace(intent, confidence=float(confidence), flags=tuple(flags))
 
 
 _HANDLING_VERBS = frozenset((

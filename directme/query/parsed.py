@@ -33,6 +33,10 @@ class Primitive(TextEnum):
     OBJECTS_AROUND = "objects_around"  # what is left of / on / under / between a reference
     CURRENT_PLACE = "current_place"  # where am I, what room is this
     CHANGES = "changes"  # what did I move, what is new / missing (in P), is X still there
+    OBJECT_SIZE = "object_size"  # the longest dimension of X (query/kinds/object_size.py)
+    ROOM_SIZE = "room_size"  # the floor area of this room or of X's room (query/kinds/room_size.py)
+    APPEARANCE_ORDER = "appearance_order"  # the order X, Y, ... were first seen (query/kinds/appearance_order.py)
+    ROUTE_PLAN = "route_plan"  # the turns of a route between objects (query/kinds/route_plan.py)
     OPEN = "open"  # understood as needing a visual language model (attributes, states, activities, ...)
     UNKNOWN = "unknown"  # not understood
 
@@ -85,7 +89,8 @@ KIND_OF_PRIMITIVE = {
     Primitive.CATEGORY_RECALL: "category_recall", Primitive.MY_TRAJECTORY: "my_trajectory",
     Primitive.OBJECT_TRAJECTORY: "object_trajectory", Primitive.OBJECT_LOCATION: "place",
     Primitive.CURRENT_PLACE: "place", Primitive.CHANGES: "object_trajectory", Primitive.OPEN: "open",
-    Primitive.UNKNOWN: "open",
+    Primitive.UNKNOWN: "open", Primitive.OBJECT_SIZE: "object_size", Primitive.ROOM_SIZE: "room_size",
+    Primitive.APPEARANCE_ORDER: "appearance_order", Primitive.ROUTE_PLAN: "route_plan",
 }
 MIN_PARSE_CONFIDENCE = 0.5  # below this the geometric answerer abstains (answerer option min_parse_confidence)
 
@@ -140,11 +145,14 @@ class Intent:
     votes: Optional["Votes"] = None  # what voted for the kind (query/calibrate.py maps them to ``confidence``)
     # what the question asks within its primitive (query/asked.py reads it; answerers and pictures read only these)
     change: Optional[ChangeAsked] = None  # CHANGES: the change asked (None for other primitives)
-    sequence_end: Optional[SequenceEnd] = None  # CATEGORY_RECALL: "seen first / last" (None: the order itself)
+    # CATEGORY_RECALL, APPEARANCE_ORDER: "seen first / last" (None: the order itself)
+    sequence_end: Optional[SequenceEnd] = None
     floor_asked: bool = False  # OBJECT_LOCATION, CURRENT_PLACE: "which floor" (memory knows rooms, not floors)
     back_at_start: bool = False  # MY_TRAJECTORY: "am I back where I started?" (a yes / no on the path)
     path_asked: bool = False  # MY_TRAJECTORY: the path walked ("which rooms did I go through"), not one room
     rooms_asked: bool = False  # MY_TRAJECTORY: asked in rooms or places (without room names memory says so)
+    closest_points: bool = False  # a distance between objects' closest points, not their centres
+    sequences: tuple[tuple[str, ...], ...] = ()  # per option, the items it lists in order (target keys, turns)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "primitive", Primitive(self.primitive))

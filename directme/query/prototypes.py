@@ -3,7 +3,7 @@ kind's sentences live beside its meaning, cue rules and solver. Add sentences th
 phrasing; the classifier's confidence is calibrated on them (leave-one-out), so no evaluation data is needed."""
 from __future__ import annotations
 
-from .kinds import REGISTRY, kind_names
+from .kinds import classifier_prototypes
 
-KINDS = kind_names()
-PROTOTYPES: dict[str, tuple[str, ...]] = {k: REGISTRY[k].prototypes for k in KINDS}
+PROTOTYPES: dict[str, tuple[str, ...]] = classifier_prototypes()  # a refining kind's join the kind it refines
+KINDS = tuple(PROTOTYPES)

@@ -75,12 +75,17 @@ def _place_in_view(pose: Pose, K: Intrinsics, depth_m: np.ndarray, center_w: np.
 def generate_episode(seed: int = 0, minutes: float = 5.0, width: int = 320, height: int = 240, fps: float = 1.0,
                      hfov_deg: float = DEFAULT_HFOV_DEG, with_questions: bool = True,
                      questions_per_minute: float = 16.0, video_uid: Optional[str] = None,
-                     phrasings: str = "templates") -> Episode:
+                     phrasings: str = "templates", spatial_questions: bool = False,
+                     size_jitter: Optional[float] = None) -> Episode:
     """Generate a synthetic egocentric episode (see docs/simulator.md). Deterministic for ``seed``.
-    ``phrasings``: the words of its questions ("templates", "dev" or "heldout"; sim/questions.py)."""
+    ``phrasings``: the words of its questions ("templates", "dev" or "heldout"; sim/questions.py).
+    ``spatial_questions``: also ask the measurement kinds (object and room sizes, appearance order, routes,
+    closest-point distances, counts in this room; sim/question_gen_spatial.py). ``size_jitter``: instance sizes
+    vary by up to this fraction around their class size (None: questions.SPATIAL_SIZE_JITTER with the spatial
+    questions, else 0, which leaves the episode exactly as without the option)."""
     if not (minutes > 0 and math.isfinite(minutes)):
         raise InvalidInputError(f"minutes must be > 0, got {minutes}")
-    from .questions import PHRASING_SETS
+    from .questions import PHRASING_SETS, SPATIAL_SIZE_JITTER
 
     if phrasings not in PHRASING_SETS:
         raise InvalidInputError(f"phrasings must be one of {PHRASING_SETS}, got {phrasings!r}")
@@ -88,7 +93,8 @@ def generate_episode(seed: int = 0, minutes: float = 5.0, width: int = 320, heig
         raise InvalidInputError(f"need width, height >= 16 and fps > 0, got {width}x{height} at {fps} fps")
     rng = np.random.default_rng(seed)
     layout = make_layout(rng)
-    world = World(layout, rng)
+    jitter = (SPATIAL_SIZE_JITTER if spatial_questions else 0.0) if size_jitter is None else float(size_jitter)
+    world = World(layout, rng, jitter, np.random.default_rng([seed, 7]))
     world.furnish()
     eye_m = float(rng.uniform(1.55, 1.65))
     duration_s = minutes * 60.0
@@ -117,5 +123,9 @@ def generate_episode(seed: int = 0, minutes: float = 5.0, width: int = 320, heig
         from .question_gen import generate_questions
 
         qs = generate_questions(ep, np.random.default_rng(seed + 2), questions_per_minute, removal_seen, phrasings)
+        if spatial_questions:
+            from .question_gen_spatial import generate_spatial_questions
+
+            qs = qs + generate_spatial_questions(ep, np.random.default_rng([seed, 3]), phrasings)
         object.__setattr__(ep, "questions", tuple(qs))
     return ep

@@ -756,3 +756,111 @@ NAME_VARIANTS = {
     "dining table": ("kitchen table",), "dining tables": ("kitchen tables",),
 }
 NAME_SLOTS = ("obj", "ref", "a", "b", "objs")
+
+# ----------------------------------------------------------------- measurement kinds (question_gen_spatial.py)
+
+# The kinds of the field's video spatial benchmark (VSI-Bench): numeric answers (scored by mean relative accuracy)
+# and multiple choice. ``{route}``: the numbered steps of a route ("1. Go forward until the sofa. 2. [please fill
+# in] ..."); ``{cats}``: the categories of an appearance-order question, comma separated. The first template of
+# each kind is the benchmark's own wording.
+SPATIAL_SUBTASK = {
+    "object_size": "Object Size", "room_size": "Room Size", "room_size_of": "Room Size",
+    "appearance_order": "Appearance Order", "route_plan": "Route Plan", "abs_distance": "Absolute Distance",
+    "count_here": "Object Count",
+}
+SPATIAL_SUBTASKS = tuple(dict.fromkeys(SPATIAL_SUBTASK.values()))
+SPATIAL_UNIT = {"object_size": "cm", "room_size": "m2", "room_size_of": "m2", "abs_distance": "m", "count_here": ""}
+SPATIAL_TEMPLATES = {
+    "object_size": ("What is the length of the longest dimension (length, width, or height) of the {obj}, measured "
+                    "in centimeters?",
+                    "How long is the longest side of the {obj}, in centimeters?"),
+    "room_size": ("What is the size of this room (in square meters)? If multiple rooms are shown, estimate the size "
+                  "of the combined space.",
+                  "How big is this room in square meters?"),
+    "room_size_of": ("How many square meters is the room the {obj} is in?",
+                     "What is the floor area of the room with the {obj}, in square meters?"),
+    "appearance_order": ("What will be the first-time appearance order of the following categories in the video: "
+                         "{cats}?",
+                         "In which order did these first appear: {cats}?"),
+    "route_plan": ("You are a robot beginning at the {start} facing the {facing}. You want to navigate to the {end}. "
+                   "You will perform the following actions (Note: for each [please fill in], choose either 'turn "
+                   "back,' 'turn left,' or 'turn right.'): {route} You have reached the final destination.",),
+    "abs_distance": ("Measuring from the closest point of each object, what is the direct distance between the {a} "
+                     "and the {b} (in meters)?",
+                     "How far apart are the {a} and the {b} at their closest points, in meters?"),
+    "count_here": ("How many {obj}(s) are in this room?",
+                   "How many {objs} are there in this room?"),
+}
+SPATIAL_PHRASINGS = {
+    "dev": {
+        "object_size": ("What is the longest dimension of the {obj} in cm?",
+                        "Roughly how many centimetres long is the {obj} along its longest side?",
+                        "Can you tell me the size of the {obj}, its longest dimension in centimeters?",
+                        "How big is the {obj}? Give its longest dimension in centimetres."),
+        "room_size": ("What's the floor area of the room I'm in, in square metres?",
+                      "How many square meters is this room?",
+                      "Please estimate the size of the room I am in right now in m2.",
+                      "How large is the room I'm standing in, in square meters?"),
+        "room_size_of": ("What is the area of the room where the {obj} is, in square metres?",
+                         "How big is the room that has the {obj} in it, in square meters?",
+                         "Tell me the floor area of the room the {obj} stands in (m2).",
+                         "The room with the {obj}: how many square meters is it?"),
+        "appearance_order": ("Which order did I first see these in: {cats}?",
+                             "In what order did the following first show up in the video: {cats}?",
+                             "Sort these by when I first saw them: {cats}.",
+                             "What is the order in which these categories first appeared: {cats}?"),
+        "route_plan": ("Imagine you start at the {start}, facing the {facing}, and want to walk to the {end}. "
+                       "Fill in each turn (turn left, turn right or turn back): {route} Then you have arrived.",
+                       "Starting at the {start} and facing the {facing}, I want to get to the {end}. Which turns "
+                       "fill the gaps? {route} That is the destination."),
+        "abs_distance": ("What is the distance between the {a} and the {b}, measured between their closest points, "
+                         "in meters?",
+                         "How many meters separate the {a} from the {b} at their nearest points?",
+                         "What's the direct distance from the {a} to the {b} (closest points, meters)?",
+                         "Measured from their nearest points, how far is the {a} from the {b} in metres?"),
+        "count_here": ("How many {objs} are in this room?",
+                       "Count the {objs} in this room, please.",
+                       "What is the number of {objs} in the room I am in?",
+                       "How many {objs} does this room have?"),
+    },
+    "heldout": {
+        "object_size": ("In centimeters, how long is the {obj} at its longest?",
+                        "Give me the largest dimension of the {obj} in centimetres.",
+                        "What is the {obj}'s longest dimension, measured in cm?",
+                        "Along its longest edge, how many centimeters does the {obj} measure?"),
+        "room_size": ("Approximately how many square metres does this room cover?",
+                      "What is the area of the room I'm currently in, in square meters?",
+                      "Estimate this room's floor area in square metres.",
+                      "How big is the room around me, in square meters?"),
+        "room_size_of": ("Estimate the floor area, in square metres, of the room containing the {obj}.",
+                         "In square meters, how big is the room where the {obj} is?",
+                         "How large is the room the {obj} is in, in m2?",
+                         "What's the size in square metres of the room holding the {obj}?"),
+        "appearance_order": ("Put these in the order they first appeared: {cats}.",
+                             "Which sequence gives the order I first saw these categories in: {cats}?",
+                             "By first appearance in the video, how are these ordered: {cats}?",
+                             "Rank these by the time each first came into view: {cats}."),
+        "route_plan": ("Suppose I stand at the {start} looking towards the {facing} and need to reach the {end}. "
+                       "For each [please fill in], say turn left, turn right or turn back: {route} Done.",
+                       "You begin at the {start}, facing the {facing}, heading for the {end}. Complete the turns "
+                       "of this route: {route} You are there."),
+        "abs_distance": ("At their closest points, what is the distance in meters between the {a} and the {b}?",
+                         "How far is the {a} from the {b}, measured from the nearest points of each, in metres?",
+                         "In meters, what is the gap between the {a} and the {b} at their closest?",
+                         "Between the nearest points of the {a} and the {b}, how many meters are there?"),
+        "count_here": ("How many {objs} can I find in this room?",
+                       "In this room, how many {objs} are there?",
+                       "What's the count of {objs} in the room I'm in?",
+                       "Tell me how many {objs} this room contains."),
+    },
+}
+ROUTE_STEP_FORWARD = "{n}. Go forward until the {obj}."
+ROUTE_STEP_FILL = "{n}. [please fill in]"
+TURNS = ("turn left", "turn right", "turn back")
+SPATIAL_SIZE_JITTER = 0.25  # episodes with the measurement kinds: instance sizes within +-25% of their class size
+SPATIAL_QUESTIONS_PER_MINUTE = 1.0  # per measurement kind
+SPATIAL_MIN_SEEN_FRAMES = 3  # an object measured was seen (>= SEEN_MIN_PIXEL_FRACTION) in at least this many frames
+SPATIAL_MIN_DISTANCE_M = 0.5  # closest-point distances asked are at least this (a relative error of nothing is undefined)
+APPEARANCE_MARGIN_S = 3.0  # first appearances of the asked categories are at least this far apart
+ROOM_MIN_STAY_S = 20.0  # room sizes: the wearer has spent at least this long in the room
+TURN_MARGIN_DEG = 20.0  # routes: turns at least this far from a turn-class boundary (45 deg straight, 135 deg back)

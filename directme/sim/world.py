@@ -4,7 +4,7 @@ inner rectangle (kept free of furniture, so straight walks inside it never colli
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
@@ -46,8 +46,12 @@ def label_colour(label: str, rng: np.random.Generator) -> tuple[int, int, int]:
 class World:
     """Rooms + objects of one episode, with the placement helpers the scenario needs."""
 
-    def __init__(self, layout: Layout, rng: np.random.Generator):
+    def __init__(self, layout: Layout, rng: np.random.Generator, size_jitter: float = 0.0,
+                 size_rng: Optional[np.random.Generator] = None):
+        """``size_jitter``: each object's box is its class size scaled by a factor drawn uniformly from
+        [1 - jitter, 1 + jitter] on ``size_rng`` (its own stream: 0 leaves every episode as without it)."""
         self.layout, self.rng = layout, rng
+        self.size_jitter, self.size_rng = size_jitter, size_rng
         self.objects: list[SimObject] = []
         self._floor_free: dict[tuple[int, str], list[list[float]]] = {}
         self._hang_free: dict[tuple[int, str], list[list[float]]] = {}
@@ -97,6 +101,9 @@ class World:
     def add_object(self, label: str, room_id: int, t_s: float = 0.0) -> Optional[SimObject]:
         """Place a new ``label`` object in the room (None if there is no room for it)."""
         kind, room = CATALOG[label], self.layout.room(room_id)
+        if self.size_jitter > 0 and self.size_rng is not None:  # an instance's own size around its class size
+            scale = float(self.size_rng.uniform(1.0 - self.size_jitter, 1.0 + self.size_jitter))
+            kind = replace(kind, size_m=tuple(round(v * scale, 4) for v in kind.size_m))
         support = None
         if kind.placement in ("wall", "floor"):
             slot = self._take_wall_slot(self._floor_free, room, kind.size_m[0])

@@ -142,6 +142,7 @@ def benchmark_answer(answer: Answer, prompt: BenchPrompt) -> tuple[str, str]:
         i = "ABCDEFGHIJKLMNOPQRSTUVWXYZ".index(answer.letter)  # the Agent letters options in the given order
         return (prompt.letters[i] if i < len(prompt.letters) else answer.letter), ""
     if prompt.answer_type is AnswerType.NUMBER:
-        value = answer_number(answer.text, prompt.question)
+        value = answer_number(answer.text if answer.value is None else f"{answer.value:.6f} {answer.unit}",
+                              prompt.question)  # a measurement's own value (Answer.value, .unit) before its text
         return ("", f"no number in the answer: {answer.text}") if value is None else (format_number(value), "")
     return answer.text, ""

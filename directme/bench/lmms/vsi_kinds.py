@@ -5,8 +5,11 @@ A kind is one generator registered under VSI-Bench's ``question_type`` (the name
 ``lmms_eval.tasks.vsibench.utils``, dispatches on): ``@vsi_kind("object_size_estimation")`` on a function
 ``(scene, rng, limit) -> [VsiItem]`` adds that kind to every task built afterwards; nothing else changes.
 Registered here: object_counting, object_abs_distance, object_rel_distance and the three
-object_rel_direction levels. VSI-Bench's other kinds (object_size_estimation, room_size_estimation,
-obj_appearance_order, route_planning) land the same way, by their names.
+object_rel_direction levels; object_size_estimation, room_size_estimation, obj_appearance_order and
+route_planning from the simulator's measurement questions (sim/question_gen_spatial.py) at the episode's last
+frame, in VSI-Bench's templates (the first of sim/questions.py SPATIAL_TEMPLATES): an object's own box (episodes
+generated with ``size_jitter`` vary sizes per instance), the floor area of the wearer's room at the end, the
+first-appearance order of four categories, the turns of a route between objects of one room.
 
 Like VSI-Bench (static scans), questions are about the scene at the end of the video and only about objects
 that stay where they are for the whole episode and were seen; a name ("the bed") is used only when the
@@ -23,6 +26,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ...sim import question_gen_spatial as spatial
+from ...sim import questions as sim_questions
 from ...sim.catalog import spoken
 from ...sim.episode import Episode, ObjectGT
 from ...sim.qstate import Observations
@@ -75,7 +80,7 @@ class Scene:
         self.episode = episode
         self.t_s = episode.frames_gt[-1].t_s
         self.end_room = episode.frames_gt[-1].room_id  # "this room" of a counting question
-        obs = Observations(episode)
+        self.obs = obs = Observations(episode)
         by_name: dict[str, list[ObjectGT]] = defaultdict(list)
         for o in episode.objects:
             by_name[spoken(o.label)].append(o)
@@ -213,6 +218,33 @@ def _directions(question_type: str, scene: Scene, rng: np.random.Generator, limi
 
 for _qt in REL_DIRECTION_TEMPLATES:
     vsi_kind(_qt)(lambda scene, rng, limit, _qt=_qt: _directions(_qt, scene, rng, limit))
+
+
+# VSI-Bench's question types the simulator's measurement generators answer -> their kind there
+SPATIAL_KINDS = {"object_size_estimation": "object_size", "room_size_estimation": "room_size",
+                 "obj_appearance_order": "appearance_order", "route_planning": "route_plan"}
+NUMBER_FORMAT = {"object_size": "{:.0f}", "room_size": "{:.1f}"}  # ground truth as VSI-Bench writes it (cm, m2)
+
+
+def _spatial(question_type: str, scene: Scene, rng: np.random.Generator, limit: int) -> list[VsiItem]:
+    """Questions of a measurement kind at the last frame, from the simulator's generator of it."""
+    kind = SPATIAL_KINDS[question_type]
+    k = len(scene.episode.frames_gt) - 1
+    cands = [c for c in spatial.GENERATORS[kind](scene.obs, k, rng, spatial.measurable(scene.obs, k))
+             if c.key[0] == kind]  # room sizes: the wearer's room ("this room"), not an object's
+    out = []
+    for c in _pick(rng, cands, limit):
+        text = sim_questions.SPATIAL_TEMPLATES[kind][0].format(**c.fmt)
+        if c.value is not None:
+            out.append(VsiItem(question_type, text, NUMBER_FORMAT[kind].format(c.value)))
+        else:  # the right order or route first
+            values = [spatial.option_text(kind, o) for o in c.options]
+            out.append(_mc(question_type, text, values, values[0], rng))
+    return out
+
+
+for _qt in SPATIAL_KINDS:
+    vsi_kind(_qt)(lambda scene, rng, limit, _qt=_qt: _spatial(_qt, scene, rng, limit))
 
 
 def episode_items(episode: Episode, kinds: tuple[str, ...], per_kind: int, seed: int) -> list[VsiItem]:

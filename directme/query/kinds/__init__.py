@@ -5,7 +5,9 @@ phrases get their roles, and which geometric solver answers each of its primitiv
 A kind is what must be computed to answer (each kind's module says its meaning). The kinds of this
 registry are the vocabulary shared by the parser (query/), the answerers and the simulator; add one with
 :func:`register` from its own module (``query/kinds/<kind>.py``), named in ``KIND_MODULES`` at the end of this
-file.
+file. A kind whose phrases need roles of their own (the items of a list, the stops of a route) reads them in its
+module (``KindSpec.read``, ``Roles.OWN``); a kind that ``refines`` another asks the same primitives with more
+said (a count in the wearer's room, a distance between closest points) and its Intent fields say how.
 
 Cue rules are tried in ascending ``priority`` across every kind (the first that matches decides; most of the
 ``open`` kind's rules come first, so "what colour is the cup on my left" stays open)."""
@@ -14,13 +16,17 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ...errors import InvalidInputError
 from ...types import TextEnum
 from ..cues import KindGuess
 from ..options import OptionKind
 from ..parsed import Primitive
+
+if TYPE_CHECKING:
+    from ..parsed import Intent
+    from .reading import Reading
 
 
 class Roles(TextEnum):
@@ -32,6 +38,7 @@ class Roles(TextEnum):
     DISTANCE = "distance"  # compared alternatives ("the A or the B") and the reference after "to" / "from"
     PLACE = "place"  # an object whose room is asked, or none (where am I)
     ROUTE = "route"  # rooms and times of the wearer's own route
+    OWN = "own"  # the kind's module reads them (``KindSpec.read``: list items, route stops, frame words dropped)
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,10 @@ class KindSpec:
     needs_target: bool = True  # without a named object the geometric answerer cannot answer it
     geometric: bool = True  # False: answered by a visual language model (the ``open`` kind)
     subtask: str = ""  # the simulator's subtask that asks it ("" when the simulator does not)
+    # Roles.OWN: the Intent of its phrases' roles (None: its words are absent, the kind it refines reads them)
+    read: Optional[Callable[["Reading"], Optional["Intent"]]] = None
+    refines: str = ""  # the kind whose primitives it shares (its Intent fields tell the solver what more is asked)
+    unit: Optional[str] = None  # of a numeric answer ("cm", "m", "m2"; "" a count); None: not numeric
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z_]*", self.name):
@@ -88,6 +99,8 @@ class KindSpec:
             raise InvalidInputError(f"kind {self.name!r}: a geometric kind names the solver of each primitive")
         if len(set(self.prototypes)) < len(self.prototypes):
             raise InvalidInputError(f"kind {self.name!r}: repeated prototype sentence")
+        if (self.roles == Roles.OWN) != (self.read is not None):
+            raise InvalidInputError(f"kind {self.name!r}: a kind reads its own roles (Roles.OWN) exactly when it has read")
 
     @property
     def primitives(self) -> tuple[Primitive, ...]:
@@ -98,10 +111,12 @@ REGISTRY: dict[str, KindSpec] = {}
 
 
 def register(spec: KindSpec) -> KindSpec:
-    """Add a kind (its name must be new; its primitives must be no other kind's)."""
+    """Add a kind (its name must be new; its primitives must be no other kind's but the one it refines)."""
     if spec.name in REGISTRY:
         raise InvalidInputError(f"kind {spec.name!r} is already registered")
-    taken = {p: k.name for k in REGISTRY.values() for p in k.primitives}
+    if spec.refines and spec.refines not in REGISTRY:
+        raise InvalidInputError(f"kind {spec.name!r} refines {spec.refines!r}, which is not registered (yet)")
+    taken = {p: k.name for k in REGISTRY.values() for p in k.primitives if k.name != spec.refines and not k.refines}
     clash = [f"{p} ({taken[p]})" for p in spec.primitives if p in taken]
     if clash:
         raise InvalidInputError(f"kind {spec.name!r}: primitives already answered by other kinds: {', '.join(clash)}")
@@ -123,10 +138,21 @@ def kind_names() -> tuple[str, ...]:
     return tuple(sorted(REGISTRY, key=lambda k: (k == "open", list(REGISTRY).index(k))))
 
 
+def classifier_prototypes() -> dict[str, tuple[str, ...]]:
+    """The sentence classifier's examples per kind it tells apart: each kind's prototypes with those of the kinds
+    refining it (their meaning is the refined kind's; only their words, which their cue rules read, differ)."""
+    out = {k: REGISTRY[k].prototypes for k in kind_names() if not REGISTRY[k].refines}
+    for k in kind_names():
+        if REGISTRY[k].refines:
+            out[REGISTRY[k].refines] = out[REGISTRY[k].refines] + REGISTRY[k].prototypes
+    return out
+
+
 def kind_of_primitive(primitive: Primitive) -> Optional[str]:
-    """The kind whose question a primitive answers (None: UNKNOWN)."""
+    """The kind whose question a primitive answers (None: UNKNOWN); a refining kind's primitives are its
+    refined kind's."""
     for spec in REGISTRY.values():
-        if primitive in spec.primitives:
+        if primitive in spec.primitives and not spec.refines:
             return spec.name
     return None
 
@@ -152,6 +178,7 @@ def cue_kind(text: str) -> Optional[KindGuess]:
 # the kind modules: each registers its kind when imported, in this order (the classifier's and the reports')
 KIND_MODULES = ("ego_direction", "distance", "distance_compare", "reachability", "relative_position",
                 "object_trajectory", "my_trajectory", "quantity_change", "count", "category_recall", "place",
+                "object_size", "room_size", "appearance_order", "route_plan", "abs_distance", "count_here",
                 "open_question")
 for _module in KIND_MODULES:
     importlib.import_module(f"{__name__}.{_module}")

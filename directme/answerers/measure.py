@@ -1,0 +1,184 @@
+"""Solvers of the measurement kinds (query/kinds): an object's longest dimension, a room's floor area, the
+first-appearance order of categories, the turns of a route between objects and the distance between two objects'
+closest points. Every figure comes from what memory observed (docs/memory.md, "Measurements"), never from a size
+per class."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from ..memory.snapshot import ObjectNode
+from ..query.parsed import SequenceEnd
+from ..query.ego import current_place, ego_frame_at, object_place, position_at, settled_tags
+from ..query.types import QueryContext
+from ..query.vocab import canonical, label_keys
+from ..types import Flag
+from .geometric_config import MeasureConfig
+from .prediction import Prediction, PredictionKind, angle_diff
+from .prediction import best_node as _best_node
+from .prediction import known_place as _known_place
+from .prediction import no_answer as _none
+from .prediction import target_nodes as _target_nodes
+
+TURN_AZIMUTH_DEG = {"left": 90.0, "right": -90.0, "back": 180.0}  # the heading change each turn word means
+
+
+def box_corners_w(node: ObjectNode, t_s: float, max_half_m: float = np.inf) -> np.ndarray:
+    """The 8 corners (world) of the axis-aligned box of the object's points at its placement at ``t_s`` (each
+    at most ``max_half_m`` from the centre along an axis)."""
+    half = np.minimum(0.5 * np.asarray(node.extent_m if node.extent_m is not None else np.zeros(3), dtype=np.float64),
+                      max_half_m)
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=np.float64)
+    return position_at(node, t_s)[None, :] + signs * half[None, :]
+
+
+def box_gap_m(a: ObjectNode, b: ObjectNode, t_s: float) -> float:
+    """Distance between the closest points of two objects' axis-aligned boxes (0 when they overlap)."""
+    ea = np.asarray(a.extent_m if a.extent_m is not None else np.zeros(3))
+    eb = np.asarray(b.extent_m if b.extent_m is not None else np.zeros(3))
+    gap = np.abs(position_at(a, t_s) - position_at(b, t_s)) - (ea + eb) / 2
+    return float(np.linalg.norm(np.maximum(gap, 0.0)))
+
+
+def min_area_rectangle_m2(points_xy: np.ndarray, step_deg: float = 1.0, trim: float = 0.0) -> float:
+    """Area of the smallest rectangle (any orientation, searched in ``step_deg`` steps) holding the points (with
+    ``trim`` > 0: their [trim, 1 - trim] quantiles along its sides)."""
+    if len(points_xy) < 3:
+        return 0.0
+    best = math.inf
+    for a in np.radians(np.arange(0.0, 90.0, step_deg)):
+        c, s = math.cos(a), math.sin(a)
+        r = points_xy @ np.array([[c, -s], [s, c]])
+        lo, hi = (r.min(axis=0), r.max(axis=0)) if trim <= 0 else np.quantile(r, [trim, 1.0 - trim], axis=0)
+        best = min(best, float(np.prod(hi - lo)))
+    return best
+
+
+def class_nodes(ctx: QueryContext, i: int, min_obs: int = 2) -> list[ObjectNode]:
+    """The nodes matched to target ``i`` that are of its class by their label and were observed at least
+    ``min_obs`` times (a false detection or a confused label is rarely both); all matched nodes when none is."""
+    nodes = _target_nodes(ctx, i)
+    key = ctx.intent.targets[i].key
+    own = [n for n in nodes if n.n_obs >= min_obs and any(k == key or k.endswith(" " + key)
+                                                          for k in label_keys(n.label))]
+    return own or nodes
+
+
+def object_size(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
+    """The longest dimension of the asked object's observed extent (cm): it only grows as more of it is seen. The
+    node is the best seen of the asked class (``class_nodes``: "side table" is not the coffee table)."""
+    nodes = class_nodes(ctx, 0, min_obs=1) if ctx.intent.targets else []
+    node = max(nodes, key=lambda n: (n.present, n.n_obs, n.last_seen_s)) if nodes else None
+    if node is None or node.extent_m is None:
+        return _none("the object is not in memory")
+    cm = 100.0 * float(np.max(node.extent_m))
+    return Prediction(PredictionKind.NUMBER, f"The {node.label} measures about {cm:.0f} cm along its longest side.",
+                      value=cm, unit="cm")
+
+
+def room_size(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
+    """Floor area (m2) of the wearer's room (or the asked object's): the smallest rectangle around the wearer's
+    positions whose settled scene tag (flicker taken out) is that room's (at least ``cfg.room_min_frames``) and
+    the boxes of the objects memory places in it whose centre lies within ``cfg.room_object_reach_m`` (ground) of
+    one of those positions (an object seen through a door and placed in the wrong room lies farther), each box at
+    most ``cfg.room_half_extent_cap_m`` from its centre (stray points inflate extents)."""
+    snap, t = ctx.snapshot, ctx.facts.time.t_eval
+    rooms = ctx.facts.rooms
+    if ctx.intent.targets:
+        node = _best_node(ctx, 0)
+        tag = _known_place(object_place(snap, node, -1, rooms)) if node is not None else None
+    else:
+        tag = _known_place(current_place(snap, t))
+    if not tag:
+        return _none("the room is not known: memory has no room name for it", Flag.NO_PLACES)
+    key = canonical(tag)
+    ego = snap.ego
+    n_t = int(np.searchsorted(ego.times_s, t, side="right"))
+    inside = np.array([bool(s) and canonical(s) == key for s in settled_tags(snap, rooms)[:n_t]], dtype=bool)
+    walked = list(ego.T_world_cam[:n_t][inside, :3, 3])
+    if len(walked) < cfg.room_min_frames:
+        return _none(f"too little of the {tag} seen to measure it")
+    frame = ego_frame_at(snap, t)
+    walked_xy = frame.to_ego(np.asarray(walked))[:, :2]
+    boxes = []
+    for n in snap.objects.values():
+        if n.first_seen_s <= t and canonical(object_place(snap, n, -1, rooms) or "") == key:
+            corners_xy = frame.to_ego(box_corners_w(n, t, cfg.room_half_extent_cap_m))[:, :2]
+            if np.min(np.linalg.norm(walked_xy - corners_xy.mean(axis=0), axis=1)) <= cfg.room_object_reach_m:
+                boxes.append(corners_xy)
+    area = min_area_rectangle_m2(np.concatenate([walked_xy] + boxes), cfg.rect_step_deg, cfg.room_trim)
+    return Prediction(PredictionKind.NUMBER, f"The {tag} covers about {area:.1f} square metres.", value=area,
+                      unit="m2")
+
+
+def closest_distance(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
+    """Distance (m) between the closest points of the two asked objects; of several instances (``class_nodes``), the
+    closest pair."""
+    t = ctx.facts.time.t_eval
+    if len(ctx.intent.targets) < 2:
+        return _none("two objects are needed")
+    a_nodes, b_nodes = class_nodes(ctx, 0, cfg.class_min_obs), class_nodes(ctx, 1, cfg.class_min_obs)
+    pairs = [(box_gap_m(a, b, t), a, b) for a in a_nodes for b in b_nodes if a is not b]
+    if not pairs:
+        return _none("the objects are not in memory")
+    d, a, b = min(pairs, key=lambda p: p[0])
+    return Prediction(PredictionKind.DISTANCE, f"The {a.label} and the {b.label} are {d:.2f} m apart at their "
+                      "closest points.", metres=d, value=d, unit="m")
+
+
+def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
+    """The asked categories ordered by when memory first saw any instance of each (``class_nodes``); options
+    (orders) scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without
+    options, the one seen first (or, ``Intent.sequence_end`` LAST, the one whose first sighting came last)."""
+    first: dict[str, float] = {}
+    for i, target in enumerate(ctx.intent.targets):
+        nodes = class_nodes(ctx, i, cfg.class_min_obs)
+        if nodes:
+            first[target.key] = min(n.first_seen_s for n in nodes)
+    if not first:
+        return _none("none of the objects is in memory")
+    order = sorted(first, key=first.get)
+    text = "First seen: " + ", ".join(f"{k} ({first[k]:.0f} s)" for k in order) + "."
+    seqs = ctx.intent.sequences
+    if seqs:
+        fit = []
+        for seq in seqs:
+            times = [first.get(k, math.inf) for k in seq]
+            inversions = sum(1 for i in range(len(times)) for j in range(i + 1, len(times)) if times[i] > times[j])
+            fit.append(math.exp(-cfg.inversion_penalty * inversions) if seq else 0.0)
+        return Prediction(PredictionKind.SEQUENCE, text, option_fit=tuple(fit))
+    last = ctx.intent.sequence_end == SequenceEnd.LAST
+    ranked = order[::-1] if last else order
+    scores = {k: math.exp(-cfg.inversion_penalty * r) for r, k in enumerate(ranked)}
+    return Prediction(PredictionKind.TARGETS, f"The {ranked[0]} was seen {'last' if last else 'first'}. " + text,
+                      target_scores=scores)
+
+
+def route_turns(ctx: QueryContext) -> Optional[list[float]]:
+    """The heading change (deg, + left) at each inner stop of the route through the asked objects, or None."""
+    t = ctx.facts.time.t_eval
+    frame = ego_frame_at(ctx.snapshot, t)
+    nodes = [_best_node(ctx, i) for i in range(len(ctx.intent.targets))]
+    if frame is None or len(nodes) < 3 or any(n is None for n in nodes):
+        return None
+    xy = frame.to_ego(np.array([position_at(n, t) for n in nodes]))[:, :2]
+    heads = [math.degrees(math.atan2(*(b - a)[::-1])) for a, b in zip(xy, xy[1:])]
+    return [(h1 - h0 + 180.0) % 360.0 - 180.0 for h0, h1 in zip(heads, heads[1:])]
+
+
+def route_plan(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
+    """The turn at each step of the route; each option (a turn sequence) scored by how well every turn word fits
+    the heading change (Gaussian of the angle to the word's, ``cfg.turn_sigma_deg`` wide)."""
+    turns = route_turns(ctx)
+    if turns is None:
+        return _none("an object of the route is not in memory")
+    words = ["back" if abs(a) > cfg.turn_back_deg else "left" if a > 0 else "right" for a in turns]
+    text = "Turns: " + ", ".join(f"turn {w} ({a:+.0f} deg)" for w, a in zip(words, turns)) + "."
+    fit = []
+    for seq in ctx.intent.sequences:
+        ok = len(seq) == len(turns) and all(w in TURN_AZIMUTH_DEG for w in seq)
+        fit.append(float(np.prod([math.exp(-0.5 * (angle_diff(a, TURN_AZIMUTH_DEG[w]) / cfg.turn_sigma_deg) ** 2)
+                                  for w, a in zip(seq, turns)])) if ok else 0.0)
+    return Prediction(PredictionKind.SEQUENCE, text, option_fit=tuple(fit))
