@@ -160,3 +160,29 @@ def test_appearance_order_answers_from_first_sightings_and_reads_which_end():
     last = GeometricAnswerer().answer(replace(ctx, intent=replace(ctx.intent, sequence_end=SequenceEnd.LAST)))
     assert "seen first" in first.text and "lamp" not in first.text.split(".")[0]
     assert last.text.startswith("The lamp was seen last")
+
+
+def test_which_is_closest_to_a_named_object_measures_closest_points_of_the_closest_instances():
+    """VSI-Bench's relative distance: "measuring from the closest point of each object ... closest to the bed";
+    with several instances of a class, the closest one counts. Centres would pick the chair here."""
+    from dataclasses import replace
+
+    from snapshot_builders import obj, snapshot, walk
+
+    from directme.answerers.geometric import GeometricAnswerer
+    from directme.query.context import build_context
+    from directme.query.vocab import Vocabulary
+
+    def box(node, extent):
+        return replace(node, extent_m=np.array(extent, dtype=float))
+
+    objs = [box(obj("bed", "Bed", (0, 0)), (1.6, 2.2, 0.5)), box(obj("chair", "Chair", (1.4, 0)), (0.4, 0.4, 0.9)),
+            box(obj("lamp", "Lamp", (0, 1.5)), (0.2, 0.2, 0.5)), box(obj("lamp2", "Lamp", (6, 0)), (0.2, 0.2, 0.5))]
+    snap = snapshot(10.0, objs, walk([(0, 3, 3, 0, "bedroom"), (10, 3, 3, 0, "bedroom")]))
+    q = "Measuring from the closest point of each object, which of these objects (chair, lamp) is the closest to the bed?"
+    ctx = build_context(q, ["chair", "lamp"], snap, Vocabulary(), None)
+    assert ctx.intent.closest_points
+    assert GeometricAnswerer().answer(ctx).letter == "B"
+    centres = build_context("Which of these objects (chair, lamp) is the closest to the bed?", ["chair", "lamp"], snap,
+                            Vocabulary(), None)
+    assert not centres.intent.closest_points and GeometricAnswerer().answer(centres).letter == "A"

@@ -98,7 +98,7 @@ class GeometricAnswerer:
                   P.DISTANCE: self._metres, P.OBJECTS_AROUND: self._objects_around,
                   P.CURRENT_PLACE: current_room, P.CHANGES: self._changes, P.OBJECT_SIZE: self._measure,
                   P.ROOM_SIZE: self._measure, P.APPEARANCE_ORDER: self._measure, P.ROUTE_PLAN: self._measure}[prim]
-        return self._measure(ctx) if intent.closest_points else solver(ctx)
+        return self._measure(ctx) if intent.closest_points and prim != P.DISTANCE_COMPARE else solver(ctx)
 
     def _measure(self, ctx: QueryContext) -> Prediction:
         """The measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points."""
@@ -191,7 +191,8 @@ class GeometricAnswerer:
                           unit="m")
 
     def _distance(self, ctx: QueryContext) -> Prediction:
-        dist = self._distances(ctx)
+        dist = measure.closest_distances(ctx, self.config.measure) if ctx.intent.closest_points \
+            else self._distances(ctx)
         keys = [t.key for t in ctx.intent.asked]
         if len(keys) < 2:
             return self._extreme(ctx)  # "which object is closest to the window?"

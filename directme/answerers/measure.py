@@ -128,6 +128,22 @@ def closest_distance(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
                       "closest points.", metres=d, value=d, unit="m")
 
 
+def closest_distances(ctx: QueryContext, cfg: MeasureConfig) -> dict[str, float]:
+    """Distance (m) from each asked object to the reference ("which of these is the closest to the bed,
+    measuring from the closest point of each object"): between closest points, of the closest instances of
+    each class (``class_nodes``); objects or a reference not in memory are left out."""
+    t, intent = ctx.facts.time.t_eval, ctx.intent
+    ref_i = intent.index_of(intent.references[0]) if intent.references else None
+    refs = class_nodes(ctx, ref_i, cfg.class_min_obs) if ref_i is not None else []
+    out = {}
+    for target in intent.asked:
+        nodes = class_nodes(ctx, intent.index_of(target), cfg.class_min_obs)
+        gaps = [box_gap_m(a, b, t) for a in nodes for b in refs if a is not b]
+        if gaps:
+            out[target.key] = min(gaps)
+    return out
+
+
 def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
     """The asked categories ordered by when memory first saw any instance of each (``class_nodes``); options
     (orders) scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without

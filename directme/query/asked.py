@@ -1,7 +1,8 @@
 """What a question asks within its primitive, read once from its words by the parser: which change ("what did
 I move", "what is new", "is the cup still there"), which end of the order things were seen in ("what did I see
 last"), whether a place question asks for a floor, and whether a route question asks for the path, in rooms, or
-whether the wearer is back where they started. Answerers and pictures read these ``Intent`` fields, never the
+whether the wearer is back where they started, and whether a comparison of distances to a named object measures
+between closest points. Answerers and pictures read these ``Intent`` fields, never the
 question's text, so an answer and its picture always agree with the parse.
 
 The rules match the question lower-cased as written (not ``normalise_question``'s text): the answers given
@@ -23,6 +24,7 @@ _FLOOR = re.compile(r"\b(?:which|what) (?:floor|storey|story|level)\b|\bon (?:wh
 _PATH = re.compile(r"\b(path|route|trajectory|way|where have i been|which (rooms|places) did i)\b")
 _BACK = re.compile(r"\bback (?:to |at |near )?(?:where|the (?:place|spot) where) (?:i|we) (?:started|began|was)\b")
 _ROOMS = re.compile(r"\b(room|rooms|place|places|area|areas)\b")
+_CLOSEST_POINTS = re.compile(r"\b(?:closest|nearest) points?\b")
 
 
 def change_asked(question: str) -> ChangeAsked:
@@ -55,6 +57,8 @@ def with_asked(intent: Intent) -> Intent:
         return replace(intent, sequence_end=sequence_end(q))
     if p in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE):
         return replace(intent, floor_asked=bool(_FLOOR.search(q)))
+    if p == Primitive.DISTANCE_COMPARE and intent.references:  # "measuring from the closest point of each object"
+        return replace(intent, closest_points=bool(_CLOSEST_POINTS.search(q)))
     if p == Primitive.MY_TRAJECTORY:
         return replace(intent, back_at_start=bool(_BACK.search(q)), path_asked=bool(_PATH.search(q)),
                        rooms_asked=bool(_ROOMS.search(q)))
