@@ -1,0 +1,114 @@
+"""A wearer's day in memory: a 1 fps stream through a world that keeps growing (directme.sim.day).
+
+    python benchmarks/day_stream.py [--hours 16] [--seed 0] [--noise none|realistic] [--queries 200]
+
+The simulator streams the day (homes, offices, shops; new places every hour, returns to earlier ones;
+oracle perception from a low-resolution id/depth ray cast, see docs/simulator.md) and the memory is fed
+one frame at a time; only ``SpatialMemory.update`` is timed. After each hour of stream, one line:
+objects and places in memory, RSS, that hour's update frames/s, and the p95 of ``--queries`` queries
+(``as_of(t, node_ids=...)`` plus reading the targets and their graph neighbours, as in
+memory_throughput.py) at random past times and at the latest time. At the end: the memory is saved and
+loaded (seconds), then ``peak_rss_mb``, ``objects``, ``places``, ``update_fps_first_hour``,
+``update_fps_last_hour``, ``query_p95_ms`` (past times, last hour), ``save_s`` and ``load_s``.
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from directme.memory import MemoryConfig, SpatialMemory
+from directme.sim.day import DayConfig, DayStream
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def query_ms(mem: SpatialMemory, t_s: float, ids: list, rng: np.random.Generator) -> float:
+    """One question's memory work at ``t_s``: two objects known then (``ids``), their nodes and neighbours."""
+    if not ids:
+        return 0.0
+    t0 = time.perf_counter()
+    targets = [ids[int(rng.integers(len(ids)))] for _ in range(2)]
+    snap = mem.as_of(t_s, node_ids=targets)
+    for nid in targets:
+        snap.objects[nid]
+        for nb in snap.graph.neighbors(nid):
+            if snap.graph.nodes[nb]["kind"] == "object":
+                snap.objects[nb].position_w
+    return (time.perf_counter() - t0) * 1000
+
+
+def hour_queries(mem: SpatialMemory, n: int, rng: np.random.Generator) -> tuple[float, float]:
+    """p95 ms of ``n`` queries at random past times (whole 100 s, so the untimed lists of the objects
+    known then - what a question's parse would name - are computed once per time) and ``n`` at the latest."""
+    t_end = mem.latest_t_s
+    past_t = [float(np.floor(rng.uniform(0, t_end) / 100) * 100) for _ in range(n)]
+    known = {t: list(mem.as_of(t).objects) for t in set(past_t) | {t_end}}
+    past = [query_ms(mem, t, known[t], rng) for t in past_t]
+    latest = [query_ms(mem, t_end, known[t_end], rng) for _ in range(n)]
+    return float(np.percentile(past, 95)), float(np.percentile(latest, 95))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hours", type=float, default=16.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--noise", default="none", choices=("none", "realistic"))
+    ap.add_argument("--queries", type=int, default=200, help="queries per hour at past times, and as many at the latest")
+    a = ap.parse_args()
+    stream = DayStream(a.seed, DayConfig(hours=a.hours), noise=a.noise)
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    rng = np.random.default_rng(a.seed)
+    fps_per_hour: list[float] = []
+    hour, n_hour, upd_s, q_past = 1, 0, 0.0, float("nan")
+    t_wall = time.perf_counter()
+
+    def report() -> None:
+        nonlocal q_past
+        snap = mem.as_of(mem.latest_t_s)
+        fps_per_hour.append(n_hour / upd_s if upd_s > 0 else float("nan"))
+        q_past, q_latest = hour_queries(mem, a.queries, rng)
+        print(f"hour={hour} t_s={mem.latest_t_s:.0f} objects={len(snap.objects)} places={len(snap.places)} "
+              f"rss_mb={rss_mb():.0f} update_fps={fps_per_hour[-1]:.1f} query_past_p95_ms={q_past:.2f} "
+              f"query_latest_p95_ms={q_latest:.2f} elapsed_s={time.perf_counter() - t_wall:.0f}", flush=True)
+
+    for f in stream:
+        if f.perception.t_s >= hour * 3600.0:
+            report()
+            hour, n_hour, upd_s = hour + 1, 0, 0.0
+        t0 = time.perf_counter()
+        mem.update(f.perception)
+        upd_s += time.perf_counter() - t0
+        n_hour += 1
+    report()
+    snap = mem.as_of(mem.latest_t_s)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        mem.save(Path(tmp) / "day")
+        save_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        SpatialMemory.load(Path(tmp) / "day")
+        load_s = time.perf_counter() - t0
+    print(f"peak_rss_mb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0:.1f}")
+    print(f"objects={len(snap.objects)}")
+    print(f"places={len(snap.places)}")
+    print(f"update_fps_first_hour={fps_per_hour[0]:.1f}")
+    print(f"update_fps_last_hour={fps_per_hour[-1]:.1f}")
+    print(f"query_p95_ms={q_past:.2f}")
+    print(f"save_s={save_s:.2f}")
+    print(f"load_s={load_s:.2f}")
+    print(f"wall_s={time.perf_counter() - t_wall:.0f}")
+
+
+if __name__ == "__main__":
+    main()
