@@ -1,6 +1,7 @@
 """A wearer's day in memory: a 1 fps stream through a world that keeps growing (directme.sim.day).
 
-    python benchmarks/day_stream.py [--hours 16] [--seed 0] [--noise none|realistic] [--queries 200]
+    python benchmarks/day_stream.py [--hours 16] [--seed 0] [--noise none|realistic] [--queries 200] [--keep DIR]
+    python benchmarks/day_stream.py --questions [--hours 16] [--seed 0] [--noise none realistic]
 
 The simulator streams the day (homes, offices, shops; new places every hour, returns to earlier ones;
 oracle perception from a low-resolution id/depth ray cast, see docs/simulator.md) and the memory is fed
@@ -10,6 +11,14 @@ objects and places in memory, RSS, that hour's update frames/s, and the p95 of `
 memory_throughput.py) at random past times and at the latest time. At the end: the memory is saved and
 loaded (seconds), then ``peak_rss_mb``, ``objects``, ``places``, ``update_fps_first_hour``,
 ``update_fps_last_hour``, ``query_p95_ms`` (past times, last hour), ``save_s`` and ``load_s``.
+
+``--questions``: late-day answers instead of timings. The day is fed through an Agent (oracle perception given
+frame by frame, ``--noise``); visits that start in the first or the last hour carry the simulator's questions of
+the kinds a place decides (``directme.sim.day.DAY_SUBTASKS``: what is near me now, in which direction), asked at
+their times with only the frames up to then fed, as in ``benchmarks/agent_accuracy.py``. The last hour's first
+visits return to the first two places. Prints per noise and subtask the accuracy in the first hour, in the last
+hour at places first seen in the first hour, and at the last hour's other places, then ``acc_first_hour_<noise>``
+and ``acc_last_hour_<noise>``.
 """
 from __future__ import annotations
 
@@ -65,15 +74,72 @@ def hour_queries(mem: SpatialMemory, n: int, rng: np.random.Generator) -> tuple[
     return float(np.percentile(past, 95)), float(np.percentile(latest, 95))
 
 
+def late_day_questions(hours: float, seed: int, noise: str) -> list[dict]:
+    """Feed the day to an Agent and answer the first and last hour's questions; one record per question."""
+    from directme.agent import Agent
+    from directme.config import oracle_config
+    from directme.perception.given import GivenPerception
+
+    agent = Agent(oracle_config(noise, seed), perception=GivenPerception())
+    first_hour_places: set[int] = set()
+    pending: list = []
+    out: list[dict] = []
+
+    def ask_until(t_s: float) -> None:
+        while pending and pending[0].t_s < t_s:
+            q = pending.pop(0)
+            ans = agent.ask(q.text, t=q.t_s, options=q.options)
+            late = q.t_s >= (hours - 1) * 3600.0
+            where = "first_hour" if not late else ("last_hour_first_places" if q.meta["place"] in first_hour_places
+                                                   else "last_hour_other_places")
+            out.append({"subtask": q.subtask, "where": where, "right": ans.letter == q.answer})
+
+    windows = ((0.0, 1.0), (hours - 1.0, hours))
+    for f in DayStream(seed, DayConfig(hours=hours), noise=noise, question_hours=windows):
+        if f.perception.t_s < 3600.0:
+            first_hour_places.add(f.place)
+        pending.extend(f.questions)
+        ask_until(f.perception.t_s)
+        agent.observe_perception(f.perception)
+    ask_until(float("inf"))
+    return out
+
+
+def print_late_day(noise: str, records: list[dict]) -> None:
+    cols = ("first_hour", "last_hour_first_places", "last_hour_other_places")
+    print(f"--- noise {noise}: accuracy (questions)")
+    print(f"{'subtask':40s} " + " ".join(f"{c:>26s}" for c in cols))
+    for s in sorted({r["subtask"] for r in records}) + ["overall"]:
+        cells = []
+        for c in cols:
+            rs = [r["right"] for r in records if r["where"] == c and s in (r["subtask"], "overall")]
+            cells.append(f"{np.mean(rs):.3f} ({len(rs)})" if rs else "-")
+        print(f"{s:40s} " + " ".join(f"{x:>26s}" for x in cells))
+    first = [r["right"] for r in records if r["where"] == "first_hour"]
+    last = [r["right"] for r in records if r["where"] != "first_hour"]
+    print(f"acc_first_hour_{noise}={np.mean(first):.3f} n={len(first)}")
+    print(f"acc_last_hour_{noise}={np.mean(last):.3f} n={len(last)}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hours", type=float, default=16.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--noise", default="none", choices=("none", "realistic"))
+    ap.add_argument("--noise", nargs="+", default=["none"], choices=("none", "realistic"),
+                    help="oracle noise (several only with --questions)")
+    ap.add_argument("--questions", action="store_true", help="late-day answers instead of timings (see above)")
     ap.add_argument("--queries", type=int, default=200, help="queries per hour at past times, and as many at the latest")
     ap.add_argument("--keep", default=None, help="save the day's memory into this directory (default: a temporary one)")
     a = ap.parse_args()
-    stream = DayStream(a.seed, DayConfig(hours=a.hours), noise=a.noise)
+    if a.questions:
+        if a.hours < 2:
+            ap.error("--questions needs --hours >= 2 (a first and a last hour)")
+        for noise in a.noise:
+            print_late_day(noise, late_day_questions(a.hours, a.seed, noise))
+        return
+    if len(a.noise) != 1:
+        ap.error("timings take one --noise")
+    stream = DayStream(a.seed, DayConfig(hours=a.hours), noise=a.noise[0])
     mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
     rng = np.random.default_rng(a.seed)
     fps_per_hour: list[float] = []

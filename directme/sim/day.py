@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..geometry import Intrinsics
-from ..types import Frame, FramePerception
+from ..types import Frame, FramePerception, Question
 from .catalog import ADDABLE, CATALOG, CORRIDOR
 from .episode import Episode, FrameGT, Layout
 from .generate import DEFAULT_HFOV_DEG, _objects_gt, camera_pose
@@ -34,6 +34,8 @@ PLACE_KINDS = {  # place kind -> the room types its rooms are drawn from (None: 
     "office": ("office", "office", "office", "kitchen", "bathroom"),
     "shop": ("living room", "bedroom", "dining room", "kitchen"),
 }
+DAY_SUBTASKS = ("Reachability Judgment", "Distance Comparison", "Ego-centric Position",
+                "Relative Position & Orientation Memory")  # questions about where things are around the wearer now
 OBJECT_ID_STRIDE = 10_000  # object ids of place p: p * OBJECT_ID_STRIDE + its own id (1..)
 PRESET_PIXELS = 320 * 240  # the frame size the oracle's presets were tuned for
 DAY_FP_ID_BASE = 10 ** 12  # false-positive track ids of the day: this + global frame index * 16 + j
@@ -48,12 +50,13 @@ class DayConfig:
     width: int = 128  # resolution of the id/depth ray cast the oracle reads
     height: int = 96
     hfov_deg: float = DEFAULT_HFOV_DEG
-    new_visit_min: tuple[float, float] = (6.0, 11.0)  # time spent at a place seen for the first time
+    new_visit_min: tuple[float, float] = (5.0, 9.0)  # time spent at a place seen for the first time
     return_visit_min: tuple[float, float] = (4.0, 8.0)  # time spent at a place seen before
-    return_prob: float = 0.3  # chance that the next visit returns to an earlier place (once there are 2)
+    return_prob: float = 0.25  # chance that the next visit returns to an earlier place (once there are 2)
     travel_s: tuple[float, float] = (30.0, 120.0)  # gap without frames between two visits
     clutter: int = 40  # extra small things (ADDABLE) put on each place's surfaces when it is built
     place_spacing_m: float = 40.0  # places sit on a grid of this pitch
+    revisit_first: int = 2  # the first visits of the last hour return to places 0, 1, ... (late-day questions)
     places_per_row: int = 12
 
     def __post_init__(self) -> None:
@@ -72,6 +75,7 @@ class DayFrame:
     place_kind: str
     visit: int  # index of the visit
     room: str  # room type the wearer stands in
+    questions: tuple[Question, ...] = ()  # on a visit's first frame: its questions (DayStream.question_hours)
 
 
 @dataclass
@@ -92,8 +96,12 @@ class DayStream:
     """Iterable of a day's ``DayFrame`` (see the module docstring); each iteration replays the same day."""
 
     def __init__(self, seed: int = 0, config: Optional[DayConfig] = None,
-                 noise: Union[str, NoisePreset] = "none"):
+                 noise: Union[str, NoisePreset] = "none", question_hours: tuple[tuple[float, float], ...] = (),
+                 questions_per_minute: float = 16.0):
+        """``question_hours``: visits that start inside one of these (start, end) hour windows carry the
+        simulator's questions of the kinds in DAY_SUBTASKS (``DayFrame.questions``)."""
         self.seed, self.config = int(seed), config or DayConfig()
+        self.question_hours, self.questions_per_minute = tuple(question_hours), float(questions_per_minute)
         c = self.config
         self.noise = _scaled_preset(get_preset(noise), c.width * c.height)
         self.intrinsics = Intrinsics.from_fov(c.width, c.height, c.hfov_deg)
@@ -110,9 +118,15 @@ class DayStream:
         c = self.config
         rng = np.random.default_rng([self.seed, 0])
         t, n_places, visit, end_s = 0.0, 0, 0, c.hours * 3600.0
+        first_late: Optional[int] = None  # the first visit of the last hour
         while t < end_s:
             back = n_places >= 2 and rng.random() < c.return_prob
             place = int(rng.integers(n_places - 1)) if back else n_places  # never the place just left
+            if t >= end_s - 3600.0 and first_late is None:
+                first_late = visit
+            late = -1 if first_late is None else visit - first_late
+            if 0 <= late < min(c.revisit_first, n_places - 1):
+                back, place = True, late
             minutes = rng.uniform(*(c.return_visit_min if back else c.new_visit_min))
             frames = max(1, min(int(round(minutes * 60 * c.fps)), int(math.ceil((end_s - t) * c.fps))))
             yield visit, place, not back, t, frames
@@ -168,6 +182,8 @@ class DayStream:
             images.append((img.instance_ids, img.depth_m))
         uid = f"day_seed{self.seed}_visit{visit}"
         ep = Episode(uid, self.seed, c.fps, K, place.world.layout, objects, tuple(frames_gt), (), (), source)
+        asked = self._questions(ep, scenario.events, visit, place.index, t0) \
+            if any(a * 3600 <= t0 < b * 3600 for a, b in self.question_hours) else ()
         oracle = OraclePerception(ep, self.noise, seed=self.seed * 100_003 + visit)
         base = place.index * OBJECT_ID_STRIDE
         for i, (ids, depth) in enumerate(images):
@@ -179,7 +195,26 @@ class DayStream:
             insts = tuple(dataclasses.replace(o, track_id=_global_track(o.track_id, base, g)) for o in fp.instances)
             frame = dataclasses.replace(fp.frame, index=g, source=f"day_seed{self.seed}")
             yield DayFrame(FramePerception(frame, insts, fp.scene_tag, fp.scene_tag_score), place.index, place.kind,
-                           visit, gt.room)
+                           visit, gt.room, asked if i == 0 else ())
+
+    def _questions(self, ep: Episode, events, visit: int, place: int, t0: float) -> tuple[Question, ...]:
+        """The simulator's questions on the visit seen alone (times from its start, as in an episode), of the
+        kinds whose answer the place the wearer is in decides, put back at the day's times."""
+        from .question_gen import generate_questions
+
+        def shift(t: float) -> float:
+            return t - t0
+
+        objects = tuple(dataclasses.replace(o, positions_w=tuple((shift(t), c) for t, c in o.positions_w),
+                                            present=tuple((shift(a), shift(b)) for a, b in o.present))
+                        for o in ep.objects)
+        frames = tuple(dataclasses.replace(g, t_s=shift(g.t_s)) for g in ep.frames_gt)
+        evs = tuple(dataclasses.replace(e, t_s=shift(e.t_s)) for e in sorted(events, key=lambda e: e.t_s))
+        local = dataclasses.replace(ep, objects=objects, frames_gt=frames, events=evs)
+        qs = generate_questions(local, np.random.default_rng([self.seed, 3, visit]), self.questions_per_minute)
+        return tuple(dataclasses.replace(q, qid=f"{ep.video_uid}_{q.qid}", t_s=q.t_s + t0,
+                                         meta={**q.meta, "visit": visit, "place": place})
+                     for q in qs if q.subtask in DAY_SUBTASKS)
 
 
 def _scaled_preset(preset: NoisePreset, pixels: int) -> NoisePreset:
@@ -200,4 +235,4 @@ def _global_track(track_id: int, base: int, frame_index: int) -> int:
     return base + track_id
 
 
-__all__ = ["DayConfig", "DayFrame", "DayStream", "PLACE_KINDS"]
+__all__ = ["DAY_SUBTASKS", "DayConfig", "DayFrame", "DayStream", "PLACE_KINDS"]
