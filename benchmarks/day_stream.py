@@ -6,10 +6,11 @@
 The simulator streams the day (homes, offices, shops; new places every hour, returns to earlier ones;
 oracle perception from a low-resolution id/depth ray cast, see docs/simulator.md) and the memory is fed
 one frame at a time; only ``SpatialMemory.update`` is timed. After each hour of stream, one line:
-objects and places in memory, RSS, that hour's update frames/s, and the p95 of ``--queries`` queries
+objects and places in memory, RSS, that hour's update frames/s (wall clock, and per CPU second of this process: steadier on a shared machine), and the p95 of ``--queries`` queries
 (``as_of(t, node_ids=...)`` plus reading the targets and their graph neighbours, as in
 memory_throughput.py) at random past times and at the latest time. At the end: the memory is saved and
-loaded (seconds), then ``peak_rss_mb``, ``objects``, ``places``, ``update_fps_first_hour``,
+loaded (seconds), then ``peak_rss_mb``, ``objects``, ``places``, ``update_cpu_fps_first_hour``,
+``update_cpu_fps_last_hour``, ``update_fps_first_hour``,
 ``update_fps_last_hour``, ``query_p95_ms`` (past times, last hour), ``save_s`` and ``load_s``.
 
 ``--questions``: late-day answers instead of timings. The day is fed through an Agent (oracle perception given
@@ -142,26 +143,29 @@ def main() -> None:
     stream = DayStream(a.seed, DayConfig(hours=a.hours), noise=a.noise[0])
     mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
     rng = np.random.default_rng(a.seed)
-    fps_per_hour: list[float] = []
-    hour, n_hour, upd_s, q_past = 1, 0, 0.0, float("nan")
+    fps_per_hour: list[tuple[float, float]] = []  # (wall, CPU) update frames/s
+    hour, n_hour, upd_s, upd_cpu_s, q_past = 1, 0, 0.0, 0.0, float("nan")
     t_wall = time.perf_counter()
 
     def report() -> None:
         nonlocal q_past
         snap = mem.as_of(mem.latest_t_s)
-        fps_per_hour.append(n_hour / upd_s if upd_s > 0 else float("nan"))
+        fps_per_hour.append((n_hour / upd_s if upd_s > 0 else float("nan"),
+                             n_hour / upd_cpu_s if upd_cpu_s > 0 else float("nan")))
         q_past, q_latest = hour_queries(mem, a.queries, rng)
         print(f"hour={hour} t_s={mem.latest_t_s:.0f} objects={len(snap.objects)} places={len(snap.places)} "
-              f"rss_mb={rss_mb():.0f} update_fps={fps_per_hour[-1]:.1f} query_past_p95_ms={q_past:.2f} "
+              f"rss_mb={rss_mb():.0f} update_fps={fps_per_hour[-1][0]:.1f} update_cpu_fps={fps_per_hour[-1][1]:.1f} "
+              f"query_past_p95_ms={q_past:.2f} "
               f"query_latest_p95_ms={q_latest:.2f} elapsed_s={time.perf_counter() - t_wall:.0f}", flush=True)
 
     for f in stream:
         if f.perception.t_s >= hour * 3600.0:
             report()
-            hour, n_hour, upd_s = hour + 1, 0, 0.0
-        t0 = time.perf_counter()
+            hour, n_hour, upd_s, upd_cpu_s = hour + 1, 0, 0.0, 0.0
+        t0, c0 = time.perf_counter(), time.process_time()
         mem.update(f.perception)
         upd_s += time.perf_counter() - t0
+        upd_cpu_s += time.process_time() - c0
         n_hour += 1
     report()
     snap = mem.as_of(mem.latest_t_s)
@@ -176,8 +180,10 @@ def main() -> None:
     print(f"peak_rss_mb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0:.1f}")
     print(f"objects={len(snap.objects)}")
     print(f"places={len(snap.places)}")
-    print(f"update_fps_first_hour={fps_per_hour[0]:.1f}")
-    print(f"update_fps_last_hour={fps_per_hour[-1]:.1f}")
+    print(f"update_cpu_fps_first_hour={fps_per_hour[0][1]:.1f}")
+    print(f"update_cpu_fps_last_hour={fps_per_hour[-1][1]:.1f}")
+    print(f"update_fps_first_hour={fps_per_hour[0][0]:.1f}")
+    print(f"update_fps_last_hour={fps_per_hour[-1][0]:.1f}")
     print(f"query_p95_ms={q_past:.2f}")
     print(f"save_s={save_s:.2f}")
     print(f"load_s={load_s:.2f}")

@@ -9,18 +9,13 @@ import pytest
 from directme.memory import timeline as tl
 from directme.memory.objects import State
 from directme.memory.places import PlaceClusterer
+from directme.memory.reference import nearby_full_pass, place_full_pass, rows_full_pass
 
 
 def _reference(positions: np.ndarray, tags: list[str], eps_m: float) -> list[int]:
-    """Every place of the tag measured in turn (ties: the later place)."""
     sums, counts, ptags, out = [], [], [], []
     for p, tag in zip(positions, tags):
-        best, best_d = -1, eps_m
-        for i, t in enumerate(ptags):
-            if t == tag:
-                d = float(np.linalg.norm(sums[i] / counts[i] - p))
-                if d <= best_d:
-                    best, best_d = i, d
+        best = place_full_pass(sums, counts, ptags, p, tag, eps_m)
         if best < 0:
             best = len(ptags)
             ptags.append(tag)
@@ -48,18 +43,6 @@ def test_place_index_matches_measuring_every_place():
     assert [again.add(p, t) for p, t in zip(positions[2000:], tags[2000:])] == got[2000:]
 
 
-def _rows_full_pass(line: tl.Timeline, t_s: float, n_frames: int, merged_t: np.ndarray):
-    n_rec = len(merged_t)
-    k = int(np.searchsorted(line.st_t.view(), t_s, side="right"))
-    last = np.full(n_rec, -1, np.int64)
-    np.maximum.at(last, line.st_rec.view(k), np.arange(k))
-    idx = np.flatnonzero((last >= 0) & (merged_t > t_s))
-    k_obs = int(np.searchsorted(line.obs_frame.view(), n_frames, side="left"))
-    last_frame = np.full(n_rec, -1, np.int64)
-    np.maximum.at(last_frame, line.obs_rec.view(k_obs), line.obs_frame.view(k_obs))
-    return idx, last[idx], last_frame[idx]
-
-
 @pytest.mark.parametrize("every", [1, 7, 64])
 def test_timeline_kept_maxima_match_a_full_pass(monkeypatch, every):
     monkeypatch.setattr(tl, "CHECKPOINT_EVERY", every)
@@ -77,6 +60,35 @@ def test_timeline_kept_maxima_match_a_full_pass(monkeypatch, every):
     queries = [(float(q), int(q)) for q in rng.uniform(0, t + 2, 60)] + [(t + 1, 400), (0.5, 0)]
     for tq, nf in queries:  # in no particular order: kept copies are made on the way
         got = line.rows_at(tq, nf, merged_t)
-        idx, rows, last_frame = _rows_full_pass(line, tq, nf, merged_t)
+        idx, rows, last_frame = rows_full_pass(line, tq, nf, merged_t)
         assert np.array_equal(got.index, idx) and np.array_equal(got.last_frame, last_frame)
         assert np.array_equal(got.position_w, line.st_pos.view()[rows])
+
+
+def test_object_grid_finds_what_measuring_every_object_finds():
+    from directme.memory import MemoryConfig
+    from directme.memory.object_store import ObjectStore
+
+    rng = np.random.default_rng(5)
+    objs = ObjectStore(MemoryConfig())
+
+    class Rec:  # what _sync reads of a record
+        def __init__(self, i):
+            self.index, self.merged_into, self.pres_l, self.belief = i, None, [], 0.0
+            self.state = type("S", (), {"present": True})()
+
+    recs = []
+    for step in range(600):
+        if not recs or rng.random() < 0.4:
+            objs.new_record()  # grows the columns; the record is replaced by the stand-in below
+            recs.append(Rec(len(objs.records) - 1))
+            objs.records[-1] = recs[-1]
+        rec = recs[int(rng.integers(len(recs)))]
+        centre = rng.uniform(-30, 30, 3) * [1, 1, 0.05] if rng.random() < 0.97 else np.array([np.nan, 0, 0])
+        rec.position, rec.extent = centre, rng.uniform(0.05, 2.5, 3)
+        if rng.random() < 0.05:
+            rec.merged_into = (1.0, recs[0])
+        objs._sync(rec)
+        for _ in range(3):
+            p, r = rng.uniform(-35, 35, 3) * [1, 1, 0.05], float(rng.choice([0.3, 1.0, 4.0, 80.0]))
+            assert [x.index for x in objs.nearby(p, r)] == nearby_full_pass(objs, p, r)

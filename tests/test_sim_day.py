@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from directme.errors import InvalidInputError
-from directme.sim.day import OBJECT_ID_STRIDE, DayConfig, DayStream
+from directme.sim.day import DAY_SUBTASKS, OBJECT_ID_STRIDE, DayConfig, DayStream
 
 TINY = DayConfig(hours=0.02, new_visit_min=(0.3, 0.5), return_visit_min=(0.2, 0.3), travel_s=(5.0, 10.0))
 
@@ -63,3 +63,18 @@ def test_day_config_rejects_bad_values():
         DayConfig(hours=0)
     with pytest.raises(InvalidInputError):
         DayConfig(width=8)
+
+
+def test_day_questions_are_the_place_kinds_at_day_times():
+    cfg = DayConfig(hours=0.05, new_visit_min=(1.0, 1.2), return_visit_min=(0.5, 0.6), travel_s=(5.0, 10.0))
+    frames = list(DayStream(2, cfg, question_hours=((0.0, 1.0),)))
+    asked = [(f.visit, f.perception.t_s, q) for f in frames for q in f.questions]
+    assert asked and {q.subtask for *_, q in asked} <= set(DAY_SUBTASKS)
+    ends = {}
+    for f in frames:
+        ends[f.visit] = f.perception.t_s
+    for visit, t0, q in asked:  # asked during its own visit, at the day's clock
+        assert t0 + 9.0 < q.t_s <= ends[visit] and q.answer in q.letters and q.meta["visit"] == visit
+    again = [q.text for f in DayStream(2, cfg, question_hours=((0.0, 1.0),)) for q in f.questions]
+    assert again == [q.text for *_, q in asked]
+    assert not any(f.questions for f in DayStream(2, cfg))  # none unless asked for
