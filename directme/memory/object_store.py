@@ -17,6 +17,7 @@ from .keyframes import ImageStore
 from .map import VoxelSet, trimmed_box
 from .objects import KeyframeEntry, ObjectRecord
 from .snapshot import KeyframeRef
+from .grid_index import GridIndex
 from .timeline import Timeline
 
 IMAGE = "image/"  # the arrays of the keyframe images (JPEG bytes) are named IMAGE + their frame index
@@ -47,6 +48,7 @@ class ObjectStore:
         self.live_alive = np.zeros(16, dtype=bool)
         self.live_belief = np.zeros(16)  # presence log-odds (memory/presence.py)
         self.merged_t = np.full(16, math.inf)  # time each record was merged into another (inf: never)
+        self.grid = GridIndex()  # record centres on the ground, for nearby()
 
     @property
     def n_records(self) -> int:
@@ -167,6 +169,7 @@ class ObjectStore:
         i = rec.index
         self.live_pos[i] = rec.position
         self.live_size[i] = float(np.max(rec.extent))
+        self.grid.place(i, self.live_pos[i], self.live_size[i])
         self.live_present[i] = rec.state.present and rec.merged_into is None
         self.live_alive[i] = rec.merged_into is None
         self.live_belief[i] = rec.belief if rec.pres_l else 0.0
@@ -178,10 +181,11 @@ class ObjectStore:
         self.merged_t[rec.index] = math.inf if rec.merged_into is None else rec.merged_into[0]
 
     def nearby(self, p_w: np.ndarray, radius_m: float) -> list[ObjectRecord]:
-        """Live (not merged) records whose centre is within ``radius_m`` + half their size of ``p_w``."""
-        n = len(self.records)
-        d = np.linalg.norm(self.live_pos[:n] - p_w, axis=1)
-        hit = np.flatnonzero(self.live_alive[:n] & (d <= radius_m + 0.5 * self.live_size[:n]))
+        """Live (not merged) records whose centre is within ``radius_m`` + half their size of ``p_w``, in record
+        order; only the records of the grid cells within reach are measured."""
+        cand = self.grid.candidates(p_w, radius_m)
+        d = np.linalg.norm(self.live_pos[cand] - p_w, axis=1)
+        hit = cand[self.live_alive[cand] & (d <= radius_m + 0.5 * self.live_size[cand])]
         return [self.records[i] for i in hit.tolist()]
 
     def tracked(self, track_id: int) -> Optional[ObjectRecord]:

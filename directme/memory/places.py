@@ -32,6 +32,8 @@ class PlaceClusterer:
         self._ids: list[str] = []
         self._sums: list[np.ndarray] = []
         self._counts: list[int] = []
+        self._by_tag: dict[str, tuple[list[int], np.ndarray]] = {}  # tag -> (its places, their running centres)
+        self._slot: dict[int, int] = {}  # place -> its row in its tag's centres
         self._cache: tuple[int, dict] = (-1, {})
         self._nodes: dict[tuple[int, int], PlaceNode] = {}  # (place, its frames so far) -> node: a place is
         # determined by its own first frames, so a view at another time reuses the nodes of places not visited since
@@ -41,10 +43,15 @@ class PlaceClusterer:
         self.add(step.ego.T[step.frame_pos][:3, 3].astype(np.float64), step.fp.scene_tag)
 
     def add(self, position_w: np.ndarray, tag: Optional[str]) -> int:
+        """The nearest place of ``tag`` within ``eps_m`` of the running centres (ties: the later place), else a new
+        one. Only the few places near the position are measured one by one: a vectorised distance to the tag's
+        centres (kept in one array) picks them, with a margin far above its rounding."""
         tag = tag or "unknown"
         best, best_d = -1, self.eps_m
-        for i, ptag in enumerate(self.place_tag):
-            if ptag == tag:
+        places, centres = self._by_tag.get(tag, ((), None))
+        if places:
+            near = np.flatnonzero(np.sqrt(((centres[: len(places)] - position_w) ** 2).sum(axis=1)) <= self.eps_m + 1e-6)
+            for i in (places[j] for j in near.tolist()):
                 d = float(np.linalg.norm(self._sums[i] / self._counts[i] - position_w))
                 if d <= best_d:
                     best, best_d = i, d
@@ -56,8 +63,21 @@ class PlaceClusterer:
             self._counts.append(0)
         self._sums[best] = self._sums[best] + position_w
         self._counts[best] += 1
+        self._set_centre(best)
         self.frame_place.append(best)
         return best
+
+    def _set_centre(self, i: int) -> None:
+        """Keep place ``i``'s running centre in its tag's array (grown by doubling)."""
+        tag = self.place_tag[i]
+        places, centres = self._by_tag.setdefault(tag, ([], np.zeros((4, 3))))
+        if i not in self._slot:
+            if len(places) == len(centres):
+                centres = np.concatenate([centres, np.zeros_like(centres)])
+                self._by_tag[tag] = (places, centres)
+            self._slot[i] = len(places)
+            places.append(i)
+        centres[self._slot[i]] = self._sums[i] / self._counts[i]
 
     def places_at(self, n_frames: int, positions_w: np.ndarray, times_s: np.ndarray) -> dict[str, PlaceNode]:
         """Places supported by the first ``n_frames`` ego frames (positions/times of those frames)."""
@@ -128,3 +148,7 @@ class PlaceClusterer:
         for i, p in zip(frame_place, positions_w.astype(np.float64)):
             self._sums[i] = self._sums[i] + p
             self._counts[i] += 1
+        self._by_tag, self._slot = {}, {}
+        for i in range(len(tags)):
+            if self._counts[i]:
+                self._set_centre(i)

@@ -5,7 +5,9 @@ Two append-only logs: every object state row (time, object, position, label, pre
 observation (object, ego frame position). ``rows_at`` takes, per object, the last entry of each with
 time <= t. A state row rewritten within its own frame (several changes in one frame) is rewritten
 here too; rows of earlier frames never change, so a view of the past stays valid. ``known_at`` lists the
-objects known at t from each object's first row time alone (no pass over the rows).
+objects known at t from each object's first row time alone (no pass over the rows). The per-object last
+entries are kept every ``CHECKPOINT_EVERY`` entries of each log, so ``rows_at`` reads one kept copy and at
+most that many entries, however long the day (not every entry since the start).
 """
 from __future__ import annotations
 
@@ -15,6 +17,36 @@ import numpy as np
 
 from .buffers import GrowArray
 from .objects import ObjectRecord, State
+
+CHECKPOINT_EVERY = 8192  # log entries between two kept per-object maxima (rows_at reads at most this many)
+
+
+class PrefixLast:
+    """Per record, the largest value among the first k entries of an append-only (record, value) log, for
+    any k: a copy is kept every ``CHECKPOINT_EVERY`` entries (built when first needed), so a call reads one
+    copy and fewer than that many entries. Entries never change once written, so copies stay valid."""
+
+    def __init__(self) -> None:
+        self.kept: list[np.ndarray] = []  # kept[j]: maxima over entries [0, (j + 1) * CHECKPOINT_EVERY)
+
+    def at(self, recs: np.ndarray, vals: "np.ndarray | None", k: int, n_rec: int) -> np.ndarray:
+        """(n_rec,) int64: per record the largest of ``vals`` (None: the entry's own position) over the first
+        ``k`` entries, -1 where it has none."""
+        step = CHECKPOINT_EVERY
+        while len(self.kept) < k // step:
+            a, b = len(self.kept) * step, (len(self.kept) + 1) * step
+            prev = self.kept[-1] if self.kept else np.zeros(0, np.int32)
+            seg = recs[a:b]
+            copy = np.full(max(int(seg.max()) + 1, len(prev)), -1, np.int64)
+            copy[: len(prev)] = prev
+            np.maximum.at(copy, seg, np.arange(a, b) if vals is None else vals[a:b])
+            self.kept.append(copy.astype(np.int32))
+        j = k // step
+        out = np.full(n_rec, -1, np.int64)
+        if j:
+            out[: len(self.kept[j - 1])] = self.kept[j - 1]
+        np.maximum.at(out, recs[j * step:k], np.arange(j * step, k) if vals is None else vals[j * step:k])
+        return out
 
 
 class Rows(NamedTuple):
@@ -38,6 +70,7 @@ class Timeline:
         self.obs_frame = GrowArray(np.int32)
         self._last_row: dict[int, int] = {}  # record index -> its latest state row here
         self.first_t = np.full(16, np.inf)  # record index -> time of its first state row (inf: none yet)
+        self._st_last, self._obs_last = PrefixLast(), PrefixLast()
 
     def on_state(self, rec_index: int, st: State, replaced: bool) -> None:
         if replaced:
@@ -66,13 +99,11 @@ class Timeline:
         """Objects with an observation <= t_s (``n_frames`` ego frames) not merged away by t_s."""
         n_rec = len(merged_t)
         k = int(np.searchsorted(self.st_t.view(), t_s, side="right"))
-        last = np.full(n_rec, -1, np.int64)
-        np.maximum.at(last, self.st_rec.view(k), np.arange(k))
+        last = self._st_last.at(self.st_rec.view(), None, k, n_rec)
         idx = np.flatnonzero((last >= 0) & (merged_t > t_s))
         rows = last[idx]
         k_obs = int(np.searchsorted(self.obs_frame.view(), n_frames, side="left"))
-        last_frame = np.full(n_rec, -1, np.int64)
-        np.maximum.at(last_frame, self.obs_rec.view(k_obs), self.obs_frame.view(k_obs))
+        last_frame = self._obs_last.at(self.obs_rec.view(), self.obs_frame.view(), k_obs, n_rec)
         return Rows(idx, self.st_pos.view()[rows], self.st_label.view()[rows], self.st_present.view()[rows],
                     last_frame[idx])
 

@@ -43,10 +43,11 @@ def _split(total: float, n: int, rng: np.random.Generator, min_w: float) -> list
     return list(w) if w.min() >= min_w else [total / n] * n
 
 
-def make_layout(rng: np.random.Generator) -> Layout:
+def make_layout(rng: np.random.Generator, room_types: Optional[tuple[str, ...]] = None) -> Layout:
     """A random apartment: 2-3 rooms above and below a corridor, distinct room types
     (always a kitchen and a living room), one door from each room to the corridor and
-    sometimes a door between neighbouring rooms."""
+    sometimes a door between neighbouring rooms. ``room_types``: draw the rooms' types from these
+    instead (with repeats; an office floor, a shop)."""
     n_top, n_bottom = int(rng.integers(2, 4)), int(rng.integers(2, 4))
     widths_top = list(rng.uniform(3.6, 5.0, size=n_top))
     total_w = float(sum(widths_top))
@@ -58,6 +59,8 @@ def make_layout(rng: np.random.Generator) -> Layout:
     others = [t for t in ROOM_TYPES if t not in ("kitchen", "living room")]
     types = ["kitchen", "living room"] + list(rng.permutation(others))[: n_top + n_bottom - 2]
     types = list(rng.permutation(types))
+    if room_types is not None:
+        types = [str(room_types[int(i)]) for i in rng.integers(len(room_types), size=n_top + n_bottom)]
     h = WALL_THICKNESS_M / 2
 
     rooms: list[Room] = [Room(0, CORRIDOR, h, y_c0 + h, total_w - h, y_c1 - h)]

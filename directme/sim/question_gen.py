@@ -267,8 +267,10 @@ def _option_text(kind: str, value: str, style: int, fmt: dict) -> str:
     return Q.OBJECT_OPTIONS[0].format(obj=fmt[value])  # distance: "a" / "b"
 
 
-def _option_values(kind: str, cand: Cand, ep: Episode, rng: np.random.Generator) -> tuple[list[str], bool]:
-    """Answer values offered, and whether they are shuffled (multiple choice) or fixed (binary)."""
+def _option_values(kind: str, cand: Cand, ep: Episode,
+                   rng: np.random.Generator) -> Optional[tuple[list[str], bool]]:
+    """Answer values offered, and whether they are shuffled (multiple choice) or fixed (binary); None for a count
+    beyond the words of the options (a cluttered place of the day; episodes stay below)."""
     n_d = Q.N_OPTIONS - 1
     ans = cand.answer
     if kind == "reach":
@@ -289,6 +291,8 @@ def _option_values(kind: str, cand: Cand, ep: Episode, rng: np.random.Generator)
         return [ans] + others[:n_d], True
     else:  # counts: five consecutive numbers containing the answer
         n = int(ans)
+        if n >= len(Q.COUNT_WORDS):
+            return None
         start = min(max(0, n - int(rng.integers(0, Q.N_OPTIONS))), len(Q.COUNT_WORDS) - Q.N_OPTIONS)
         return [str(v) for v in range(start, start + Q.N_OPTIONS)], True
     return [ans] + list(rng.choice(others, n_d, replace=False)), True
@@ -380,7 +384,10 @@ def _assemble(ep: Episode, made: list, rng: np.random.Generator, phrasings: str 
         if c.key not in style:
             style[c.key] = (int(rng.integers(len(Q.TEMPLATES[kind]))), int(rng.integers(2)))
         tpl, sty = style[c.key]
-        values, shuffle = _option_values(kind, c, ep, rng)
+        offered = _option_values(kind, c, ep, rng)
+        if offered is None:
+            continue
+        values, shuffle = offered
         if shuffle:
             values = [values[j] for j in rng.permutation(len(values))]
         options = tuple(_option_text(kind, v, sty, c.fmt) for v in values)

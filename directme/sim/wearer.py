@@ -25,15 +25,17 @@ CHANGE_PROB = 0.5  # after each activity: chance of an off-screen add or remove
 
 
 class Scenario:
-    """Simulates the wearer and the scene changes for ``duration_s`` seconds."""
+    """Simulates the wearer and the scene changes until ``duration_s`` seconds, from ``start_t_s`` (a visit
+    of a day that began earlier starts there)."""
 
-    def __init__(self, world: World, rng: np.random.Generator, duration_s: float, eye_height_m: float):
+    def __init__(self, world: World, rng: np.random.Generator, duration_s: float, eye_height_m: float,
+                 start_t_s: float = 0.0):
         self.world, self.rng, self.duration_s, self.eye_m = world, rng, duration_s, eye_height_m
         self.events: list[SimEvent] = []
         rooms = [r for r in world.layout.rooms if r.room_type != CORRIDOR]
         self.room_id = rooms[int(rng.integers(len(rooms)))].room_id
         x, y = self._random_inner_point(self.room_id)
-        self.keys: list[tuple[float, float, float, float, float]] = [(0.0, x, y, float(rng.uniform(-math.pi, math.pi)),
+        self.keys: list[tuple[float, float, float, float, float]] = [(float(start_t_s), x, y, float(rng.uniform(-math.pi, math.pi)),
                                                                        -12.0)]
 
     # ------------------------------------------------------------ state helpers

@@ -98,8 +98,9 @@ class World:
         return side, s
 
     # ------------------------------------------------------------ placement
-    def add_object(self, label: str, room_id: int, t_s: float = 0.0) -> Optional[SimObject]:
-        """Place a new ``label`` object in the room (None if there is no room for it)."""
+    def add_object(self, label: str, room_id: int, t_s: float = 0.0, on_support: bool = False) -> Optional[SimObject]:
+        """Place a new ``label`` object in the room (None if there is no room for it). ``on_support``: a surface
+        object's own support does not count as in its way (the episodes' furnishing leaves it False)."""
         kind, room = CATALOG[label], self.layout.room(room_id)
         if self.size_jitter > 0 and self.size_rng is not None:  # an instance's own size around its class size
             scale = float(self.size_rng.uniform(1.0 - self.size_jitter, 1.0 + self.size_jitter))
@@ -120,7 +121,7 @@ class World:
                 return None
             center, extent = self._box_on_wall(room, slot[0], slot[1], kind.size_m, HANG_Z_M)
         else:
-            spot = self.free_surface_spot(room_id, kind)
+            spot = self.free_surface_spot(room_id, kind, on_support=on_support)
             if spot is None:
                 return None
             center, extent, support = spot
@@ -130,9 +131,10 @@ class World:
         self.objects.append(obj)
         return obj
 
-    def free_surface_spot(self, room_id: int, kind: ObjectKind,
-                          tries: int = 40) -> Optional[tuple[np.ndarray, np.ndarray, Optional[int]]]:
-        """A free spot for a small object on a surface of the room (floor objects: by a wall)."""
+    def free_surface_spot(self, room_id: int, kind: ObjectKind, tries: int = 40,
+                          on_support: bool = False) -> Optional[tuple[np.ndarray, np.ndarray, Optional[int]]]:
+        """A free spot for a small object on a surface of the room (floor objects: by a wall); ``on_support``:
+        see add_object."""
         if kind.placement == "floor":
             return self._free_floor_spot(room_id, kind)
         supports = [o for o in self.objects if o.room_id == room_id and o.kind.surface and o.center_w is not None]
@@ -147,7 +149,7 @@ class World:
             xy = sup.center_w[:2] + self.rng.uniform(-half, half)
             z = sup.center_w[2] + sup.extent_m[2] / 2 + extent[2] / 2
             center = np.array([xy[0], xy[1], z])
-            if not self._overlaps(center, extent, gap=0.04):
+            if not self._overlaps(center, extent, gap=0.04, skip=sup if on_support else None):
                 return center, extent, sup.object_id
         return None
 
@@ -166,9 +168,9 @@ class World:
                 return center, extent, None
         return None
 
-    def _overlaps(self, center: np.ndarray, extent: np.ndarray, gap: float) -> bool:
+    def _overlaps(self, center: np.ndarray, extent: np.ndarray, gap: float, skip: Optional[SimObject] = None) -> bool:
         for o in self.objects:
-            if o.center_w is None:
+            if o.center_w is None or o is skip:
                 continue
             if np.all(np.abs(o.center_w - center) < (o.extent_m + extent) / 2 + gap):
                 return True
