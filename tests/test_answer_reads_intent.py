@@ -53,3 +53,20 @@ def test_an_agents_answer_carries_its_intent():
     a = agent.ask(q)
     assert a.intent is not None and a.intent.question == q and a.intent.primitive == Primitive.EGO_DIRECTION
     assert replace(a, intent=None) == a and "intent" not in repr(a)  # not part of equality, repr or result files
+
+
+def test_the_named_object_is_the_instance_nearest_the_wearer_among_several_well_seen():
+    """A day holds a sink in every home: "where is the sink?" means the one where the wearer is, not the one
+    seen most; a one-off sighting (a false detection) never wins by being near."""
+    from snapshot_builders import obj, snapshot, walk
+
+    from directme.answerers.geometric import GeometricAnswerer
+    from directme.query.context import build_context
+    from directme.query.vocab import Vocabulary
+
+    far = obj("far", "Sink", (40, 0), n_obs=50)  # the other home's sink, seen all morning
+    here = obj("here", "Sink", (2, 0), t0=90, t1=100, n_obs=4)
+    stray = obj("stray", "Sink", (0.5, 0), t0=99, t1=99, n_obs=1)
+    snap = snapshot(100.0, [far, here, stray], walk([(0, 40, -2, 0, "kitchen"), (100, 0, 0, 0, "kitchen")]))
+    ctx = build_context("How far is the sink from me?", [], snap, Vocabulary(), None)
+    assert "2.0 m" in GeometricAnswerer().answer(ctx).text

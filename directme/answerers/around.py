@@ -33,13 +33,14 @@ def _open_side_deg(ctx: QueryContext, R: np.ndarray, p_ref: np.ndarray, t: float
     return azimuth_deg(d.mean(axis=0))
 
 
-def objects_around(ctx: QueryContext, cfg: RelationConfig, conf: ConfidenceConfig) -> Prediction:
+def objects_around(ctx: QueryContext, cfg: RelationConfig, conf: ConfidenceConfig,
+                   nearest_min_obs: int) -> Prediction:
     """"What is to the left of / on / under / next to / between the Y?": the objects in memory in that
     relation to the reference, in the wearer's orientation at t (left = the wearer's left); the thresholds
-    of each relation are ``cfg``'s."""
+    of each relation are ``cfg``'s; ``nearest_min_obs``: prediction.best_node."""
     intent, t = ctx.intent, ctx.facts.time.t_eval
     frame = ego_frame_at(ctx.snapshot, t)
-    refs = [_best_node(ctx, intent.index_of(r)) for r in intent.references]
+    refs = [_best_node(ctx, intent.index_of(r), nearest_min_obs) for r in intent.references]
     if frame is None or not refs or any(r is None for r in refs):
         return _none("the reference object is not in memory")
     rel = intent.relation or "near"

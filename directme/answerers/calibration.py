@@ -6,7 +6,8 @@ probability, the share of the evidence); how often an answer with a given score 
 map for a kind is ``p = sigmoid(slope * logit(c) + intercept)`` over the raw confidence ``c``: monotone (the
 order of answers by confidence is kept), fitted by regularised maximum likelihood (pulled towards the identity,
 ``slope = 1, intercept = 0``, so that a kind with few answers stays close to its raw scores). A kind with no
-fit is left as it is, and so is an answer flagged for want of evidence (``UNCALIBRATED_FLAGS``). ``benchmarks/calibration.py --fit`` fits the packaged maps on simulator episodes and
+fit is left as it is, and so is an answer flagged for want of evidence (``UNCALIBRATED_FLAGS``).
+``benchmarks/calibration.py --fit`` fits the packaged maps on simulator episodes and
 writes ``directme/data/answer_calibration.json`` with the episodes it used.
 """
 from __future__ import annotations
@@ -53,9 +54,9 @@ class ConfidenceCalibration:
         return float(_sigmoid(m.slope * _logit(confidence) + m.intercept))
 
     def to_json(self) -> str:
-        return json.dumps({"fitted_on": self.fitted_on, "kinds": {
-            k: {"slope": m.slope, "intercept": m.intercept, "answers": m.answers} for k, m in sorted(self.kinds.items())}},
-            indent=1)
+        kinds = {k: {"slope": m.slope, "intercept": m.intercept, "answers": m.answers}
+                 for k, m in sorted(self.kinds.items())}
+        return json.dumps({"fitted_on": self.fitted_on, "kinds": kinds}, indent=1)
 
     @classmethod
     def from_json(cls, text: str, origin: str = "calibration") -> "ConfidenceCalibration":

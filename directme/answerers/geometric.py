@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from ..geometry import azimuth_deg, clock_hour, ground_distance_m
+from ..memory.snapshot import ObjectNode
 from ..query.context import node_evidence
 from ..query.ego import current_place, direction_text, ego_frame_at, object_place, position_at
 from ..errors import InvalidInputError
@@ -77,7 +78,7 @@ class GeometricAnswerer:
                 kinds == {OptionKind.PLACE} and intent.targets
                 and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
             # uses the placement history, not the event time
-            return object_room(ctx, self.config.places, self.config.confidence)
+            return object_room(ctx, self.config.places, self.config.confidence, self.config.metric.nearest_min_obs)
         if prim == Primitive.MY_TRAJECTORY and intent.back_at_start:
             return back_at_start(ctx, self.config.places)
         if prim == Primitive.MY_TRAJECTORY and intent.walked:  # "how far have I walked (since ...)"
@@ -100,6 +101,10 @@ class GeometricAnswerer:
                   P.ROOM_SIZE: self._measure, P.APPEARANCE_ORDER: self._measure, P.ROUTE_PLAN: self._measure}[prim]
         return self._measure(ctx) if intent.closest_points and prim != P.DISTANCE_COMPARE else solver(ctx)
 
+    def _node(self, ctx: QueryContext, i: int) -> Optional[ObjectNode]:
+        """The node target ``i`` means (prediction.best_node: the nearest of several well-seen instances)."""
+        return _best_node(ctx, i, self.config.metric.nearest_min_obs)
+
     def _measure(self, ctx: QueryContext) -> Prediction:
         """The measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points."""
         P, cfg = Primitive, self.config.measure
@@ -110,7 +115,7 @@ class GeometricAnswerer:
             ctx, cfg)
 
     def _ego_direction(self, ctx: QueryContext) -> Prediction:
-        node = _best_node(ctx, 0)
+        node = self._node(ctx, 0)
         frame = ego_frame_at(ctx.snapshot, ctx.facts.time.t_eval)
         if node is None or frame is None:
             return _none(f"no '{ctx.intent.targets[0].text if ctx.intent.targets else '?'}' in memory")
@@ -130,8 +135,8 @@ class GeometricAnswerer:
         at_i = intent.index_of(view.at) if view is not None else None
         if face_i is None:
             return _none("the imagined viewpoint does not say which way it faces")
-        obj, ref = _best_node(ctx, 0), _best_node(ctx, face_i)
-        at = _best_node(ctx, at_i) if at_i is not None else None
+        obj, ref = self._node(ctx, 0), self._node(ctx, face_i)
+        at = self._node(ctx, at_i) if at_i is not None else None
         frame = ego_frame_at(ctx.snapshot, t)
         if obj is None or ref is None or frame is None or obj is ref or (at_i is not None and at is None):
             return _none("the object or the reference is not in memory")
@@ -146,7 +151,7 @@ class GeometricAnswerer:
         return Prediction(PredictionKind.AZIMUTH, text, azimuth_deg=az)
 
     def _relative(self, ctx: QueryContext) -> Prediction:
-        a, b = _best_node(ctx, 0), _best_node(ctx, 1)
+        a, b = self._node(ctx, 0), self._node(ctx, 1)
         frame = ego_frame_at(ctx.snapshot, ctx.facts.time.t_eval)
         if a is None or b is None or frame is None:
             return _none("an object of the question is not in memory")
@@ -164,7 +169,7 @@ class GeometricAnswerer:
             return None, ""
         if not ctx.intent.references:
             return np.zeros(3), "you"
-        ref = _best_node(ctx, ctx.intent.index_of(ctx.intent.references[0]))
+        ref = self._node(ctx, ctx.intent.index_of(ctx.intent.references[0]))
         if ref is None:
             return None, ""
         return frame.to_ego(position_at(ref, ctx.facts.time.t_eval)), f"the {ref.label}"
@@ -174,7 +179,7 @@ class GeometricAnswerer:
         origin, _ = self._origin(ctx)
         out = {}
         for target in ctx.intent.asked:
-            node = _best_node(ctx, ctx.intent.index_of(target))
+            node = self._node(ctx, ctx.intent.index_of(target))
             if node is not None and frame is not None and origin is not None:
                 p = frame.to_ego(position_at(node, ctx.facts.time.t_eval))
                 out[target.key] = ground_distance_m(p - origin)
@@ -272,7 +277,7 @@ class GeometricAnswerer:
         kind = change_kind(ctx.intent)
         place = ctx.intent.places[0] if ctx.intent.places else None
         if kind is None:  # "is the cup still there": its presence belief
-            node = _best_node(ctx, 0)
+            node = self._node(ctx, 0)
             if node is None:
                 return _none("the object is not in memory")
             p = float(node.presence_p)
@@ -292,7 +297,7 @@ class GeometricAnswerer:
         return Prediction(PredictionKind.YES, text, 1.0 if events else conf.no_change, p_yes=p_yes)
 
     def _objects_around(self, ctx: QueryContext) -> Prediction:
-        return objects_around(ctx, self.config.relations, self.config.confidence)
+        return objects_around(ctx, self.config.relations, self.config.confidence, self.config.metric.nearest_min_obs)
 
     def _extreme(self, ctx: QueryContext) -> Prediction:
         """"What is the nearest object to me?", "Which chair is farthest from the door?": the closest (or
@@ -302,7 +307,7 @@ class GeometricAnswerer:
         if frame is None or origin is None:
             return _none("the reference is not in memory")
         t = ctx.facts.time.t_eval
-        refs = {id(_best_node(ctx, ctx.intent.index_of(r))) for r in ctx.intent.references}
+        refs = {id(self._node(ctx, ctx.intent.index_of(r))) for r in ctx.intent.references}
         pool = _target_nodes(ctx, ctx.intent.index_of(ctx.intent.asked[0])) if ctx.intent.asked else \
             [n for n in ctx.snapshot.objects.values() if n.present]
         dist = {n.node_id: ground_distance_m(frame.to_ego(position_at(n, t)) - origin) for n in pool

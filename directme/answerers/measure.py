@@ -87,7 +87,7 @@ def room_size(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
     snap, t = ctx.snapshot, ctx.facts.time.t_eval
     rooms = ctx.facts.rooms
     if ctx.intent.targets:
-        node = _best_node(ctx, 0)
+        node = _best_node(ctx, 0, cfg.class_min_obs)
         tag = _known_place(object_place(snap, node, -1, rooms)) if node is not None else None
     else:
         tag = _known_place(current_place(snap, t))
@@ -176,7 +176,7 @@ def route_turns(ctx: QueryContext) -> Optional[list[float]]:
     """The heading change (deg, + left) at each inner stop of the route through the asked objects, or None."""
     t = ctx.facts.time.t_eval
     frame = ego_frame_at(ctx.snapshot, t)
-    nodes = [_best_node(ctx, i) for i in range(len(ctx.intent.targets))]
+    nodes = [_best_node(ctx, i, cfg.class_min_obs) for i in range(len(ctx.intent.targets))]
     if frame is None or len(nodes) < 3 or any(n is None for n in nodes):
         return None
     xy = frame.to_ego(np.array([position_at(n, t) for n in nodes]))[:, :2]

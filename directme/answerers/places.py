@@ -85,9 +85,10 @@ def back_at_start(ctx: QueryContext, cfg: PlacesConfig) -> Prediction:
                       f"({path.net_m:.1f} m away). {path.describe()}", p_yes=p)
 
 
-def object_room(ctx: QueryContext, cfg: PlacesConfig, conf: ConfidenceConfig) -> Prediction:
-    """The room the object is in, or was in before its latest move (``cfg.put_back_p``: see :func:`_put_back`)."""
-    node = _best_node(ctx, 0)
+def object_room(ctx: QueryContext, cfg: PlacesConfig, conf: ConfidenceConfig, nearest_min_obs: int) -> Prediction:
+    """The room the object is in, or was in before its latest move (``cfg.put_back_p``: see :func:`_put_back`;
+    ``nearest_min_obs``: prediction.best_node)."""
+    node = _best_node(ctx, 0, nearest_min_obs)
     if node is None:
         return _none("the object is not in memory")
     n_place = max(1, len(node.position_history))

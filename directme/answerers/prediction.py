@@ -8,7 +8,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..geometry import ground_distance_m
 from ..memory.snapshot import ObjectNode
+from ..query.ego import ego_frame_at, position_at
 from ..query.options import OptionKind, OptionMeaning
 from ..query.parsed import Target
 from ..query.retrieval import Match
@@ -70,12 +72,20 @@ def angle_diff(a: float, b: float) -> float:
     return abs((a - b + 180.0) % 360.0 - 180.0)
 
 
-def best_node(ctx: QueryContext, i: int) -> Optional[ObjectNode]:
+def best_node(ctx: QueryContext, i: int, nearest_min_obs: int) -> Optional[ObjectNode]:
+    """The node meant by target ``i``: of the best label matches, the one nearest the wearer at the asked time
+    among several present ones seen at least ``nearest_min_obs`` times ("the sink" of the home the wearer is in,
+    not the most seen sink of the day); otherwise the present, most seen, latest seen one."""
     matches: tuple[tuple[Match, ...], ...] = ctx.facts.matches
     if i >= len(matches) or not matches[i]:
         return None
     top = max(m.score for m in matches[i])
     nodes = [ctx.snapshot.objects[m.node_id] for m in matches[i] if m.score >= top - 1e-9]
+    solid = [n for n in nodes if n.present and n.n_obs >= nearest_min_obs]
+    t = ctx.facts.time.t_eval
+    frame = ego_frame_at(ctx.snapshot, t) if len(solid) > 1 else None
+    if frame is not None:
+        return min(solid, key=lambda n: ground_distance_m(frame.to_ego(position_at(n, t))))
     return max(nodes, key=lambda n: (n.present, n.n_obs, n.last_seen_s))
 
 
