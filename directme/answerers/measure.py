@@ -172,7 +172,7 @@ def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
                       target_scores=scores)
 
 
-def route_turns(ctx: QueryContext) -> Optional[list[float]]:
+def route_turns(ctx: QueryContext, cfg: MeasureConfig) -> Optional[list[float]]:
     """The heading change (deg, + left) at each inner stop of the route through the asked objects, or None."""
     t = ctx.facts.time.t_eval
     frame = ego_frame_at(ctx.snapshot, t)
@@ -187,7 +187,7 @@ def route_turns(ctx: QueryContext) -> Optional[list[float]]:
 def route_plan(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
     """The turn at each step of the route; each option (a turn sequence) scored by how well every turn word fits
     the heading change (Gaussian of the angle to the word's, ``cfg.turn_sigma_deg`` wide)."""
-    turns = route_turns(ctx)
+    turns = route_turns(ctx, cfg)
     if turns is None:
         return _none("an object of the route is not in memory")
     words = ["back" if abs(a) > cfg.turn_back_deg else "left" if a > 0 else "right" for a in turns]
