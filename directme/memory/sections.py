@@ -4,8 +4,7 @@ with a one-line doc; why a value was chosen is in docs/memory.md."""
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 from ..errors import InvalidInputError
