@@ -119,11 +119,10 @@ def closest_distance(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
     t = ctx.facts.time.t_eval
     if len(ctx.intent.targets) < 2:
         return _none("two objects are needed")
-    a_nodes, b_nodes = class_nodes(ctx, 0, cfg.class_min_obs), class_nodes(ctx, 1, cfg.class_min_obs)
-    pairs = [(box_gap_m(a, b, t), a, b) for a in a_nodes for b in b_nodes if a is not b]
-    if not pairs:
+    pair = closest_pair(class_nodes(ctx, 0, cfg.class_min_obs), class_nodes(ctx, 1, cfg.class_min_obs), t)
+    if pair is None:
         return _none("the objects are not in memory")
-    d, a, b = min(pairs, key=lambda p: p[0])
+    d, a, b = pair
     return Prediction(PredictionKind.DISTANCE, f"The {a.label} and the {b.label} are {d:.2f} m apart at their "
                       "closest points.", metres=d, value=d, unit="m")
 
@@ -137,11 +136,18 @@ def closest_distances(ctx: QueryContext, cfg: MeasureConfig) -> dict[str, float]
     refs = class_nodes(ctx, ref_i, cfg.class_min_obs) if ref_i is not None else []
     out = {}
     for target in intent.asked:
-        nodes = class_nodes(ctx, intent.index_of(target), cfg.class_min_obs)
-        gaps = [box_gap_m(a, b, t) for a in nodes for b in refs if a is not b]
-        if gaps:
-            out[target.key] = min(gaps)
+        pair = closest_pair(class_nodes(ctx, intent.index_of(target), cfg.class_min_obs), refs, t)
+        if pair is not None:
+            out[target.key] = pair[0]
     return out
+
+
+def closest_pair(a_nodes: list[ObjectNode], b_nodes: list[ObjectNode], t_s: float
+                 ) -> Optional[tuple[float, ObjectNode, ObjectNode]]:
+    """The gap between closest points (``box_gap_m``) of the nearest pair of two different nodes, one of each
+    list, with the pair; None when there is no such pair."""
+    pairs = [(box_gap_m(a, b, t_s), a, b) for a in a_nodes for b in b_nodes if a is not b]
+    return min(pairs, key=lambda p: p[0]) if pairs else None
 
 
 def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:

@@ -33,13 +33,16 @@ def _open_image(path: Path, what: str, fix: str) -> np.ndarray:
     from PIL import Image, ImageFile, UnidentifiedImageError
 
     try:
-        with Image.open(path) as im, _STRICT_LOAD:
-            before = ImageFile.LOAD_TRUNCATED_IMAGES
-            ImageFile.LOAD_TRUNCATED_IMAGES = False
-            try:
+        with Image.open(path) as im:
+            if ImageFile.LOAD_TRUNCATED_IMAGES:  # set by another package: held False (under a lock) while loading
+                with _STRICT_LOAD:
+                    before, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
+                    try:
+                        im.load()
+                    finally:
+                        ImageFile.LOAD_TRUNCATED_IMAGES = before
+            else:
                 im.load()
-            finally:
-                ImageFile.LOAD_TRUNCATED_IMAGES = before
             return np.asarray(im.convert("RGB") if what == "image" else im).copy()
     except FileNotFoundError as exc:
         raise InvalidInputError(f"{what} {path} does not exist") from exc
