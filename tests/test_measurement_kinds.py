@@ -20,10 +20,10 @@ FMT = {"obj": "backpack", "objs": "backpacks", "a": "bed", "b": "coffee table", 
        "start": "bed", "facing": "desk", "end": "lamp",
        "route": "1. Go forward until the desk. 2. [please fill in] 3. Go forward until the lamp."}
 KINDS = tuple(spec for spec in REGISTRY.values() if spec.roles == Roles.OWN)  # the measurement kinds
-EXPECTED = {"object_size": (Primitive.OBJECT_SIZE, ["backpack"]), "room_size": (Primitive.ROOM_SIZE, []),
-            "room_size_of": (Primitive.ROOM_SIZE, ["backpack"]),
-            "appearance_order": (Primitive.APPEARANCE_ORDER, ["toilet", "sink", "bed", "lamp"]),
-            "route_plan": (Primitive.ROUTE_PLAN, ["bed", "desk", "lamp"]),
+EXPECTED = {"object_size": (Primitive("object_size"), ["backpack"]), "room_size": (Primitive("room_size"), []),
+            "room_size_of": (Primitive("room_size"), ["backpack"]),
+            "appearance_order": (Primitive("appearance_order"), ["toilet", "sink", "bed", "lamp"]),
+            "route_plan": (Primitive("route_plan"), ["bed", "desk", "lamp"]),
             "abs_distance": (Primitive.DISTANCE, ["bed", "coffee table"]), "count_here": (Primitive.COUNT, ["backpack"])}
 
 
@@ -75,7 +75,7 @@ def test_the_measurement_kinds_live_in_the_one_registry():
     assert order[:len(KINDS) + 1] == ["route_plan", "appearance_order", "appearance_order_which"][:2] + [
         "appearance_order", "object_size", "room_size", "abs_distance", "count_here"]  # before every older rule
     assert kind_of_primitive(P.COUNT) == "count" and kind_of_primitive(P.DISTANCE) == "distance"
-    assert kind_of_primitive(P.ROOM_SIZE) == "room_size"
+    assert kind_of_primitive(P("room_size")) == "room_size"
     assert {k.name for k in KINDS if k.refines} == {"abs_distance", "count_here"}
 
 

@@ -5,15 +5,16 @@ from directme.errors import InvalidInputError
 from directme.query.classify import normalise_question
 from directme.query.kinds import (REGISTRY, CueRule, KindSpec, Roles, cue_kind, cue_rules, kind_names, kind_of_primitive,
                                   register)
-from directme.query.parsed import KIND_OF_PRIMITIVE, Primitive
+from directme.query.parsed import Primitive
 from directme.query.prototypes import KINDS, PROTOTYPES
 
 
 def test_registry_names_every_kind_and_primitive_once():
     assert set(KINDS) == {k for k in kind_names() if not REGISTRY[k].refines} and kind_names()[-1] == "open"
-    for primitive, kind in KIND_OF_PRIMITIVE.items():
-        if primitive != Primitive.UNKNOWN:
-            assert kind_of_primitive(primitive) == kind
+    owned = [p for k in REGISTRY.values() if not k.refines for p in k.primitives]
+    assert len(owned) == len(set(owned)) and set(owned) == set(Primitive.declared()) - {Primitive.UNKNOWN}
+    for kind in REGISTRY.values():
+        assert all(kind_of_primitive(p) == (kind.refines or kind.name) for p in kind.primitives)
 
 
 @pytest.mark.parametrize("question, kind", [

@@ -13,7 +13,7 @@ and never picks among the options left."""
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -74,11 +74,9 @@ class GeometricAnswerer:
             return missing
         if prim in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE) and intent.floor_asked:
             return _none("memory knows rooms, not floors")
-        if prim in (Primitive.OBJECT_TRAJECTORY, Primitive.OBJECT_LOCATION) or (
-                kinds == {OptionKind.PLACE} and intent.targets
-                and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
-            # uses the placement history, not the event time
-            return object_room(ctx, self.config.places, self.config.confidence, self.config.metric.nearest_min_obs)
+        if intent.solver == "object_room" or (kinds == {OptionKind.PLACE} and intent.targets
+                                               and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
+            return self.solver("object_room")(ctx)  # uses the placement history, not the event time
         if prim == Primitive.MY_TRAJECTORY and intent.back_at_start:
             return back_at_start(ctx, self.config.places)
         if prim == Primitive.MY_TRAJECTORY and intent.walked:  # "how far have I walked (since ...)"
@@ -90,29 +88,32 @@ class GeometricAnswerer:
             return metric_path(ctx, self.config.confidence)
         if not ctx.facts.time.ok:
             return _none(ctx.facts.time.detail)
-        P = Primitive
-        if prim in (P.OPEN, P.UNKNOWN):
+        if prim in (Primitive.OPEN, Primitive.UNKNOWN):
             return _none("the question needs a visual language model", Flag.ABSTAINED)
-        solver = {P.EGO_DIRECTION: self._ego_direction, P.FACING: self._facing, P.RELATIVE_POSITION: self._relative,
-                  P.DISTANCE_COMPARE: self._distance, P.REACHABILITY: self._reach, P.COUNT: self._count,
-                  P.COUNT_CHANGE: self._count, P.CATEGORY_RECALL: self._recall, P.MY_TRAJECTORY: self._my_room,
-                  P.DISTANCE: self._metres, P.OBJECTS_AROUND: self._objects_around,
-                  P.CURRENT_PLACE: current_room, P.CHANGES: self._changes, P.OBJECT_SIZE: self._measure,
-                  P.ROOM_SIZE: self._measure, P.APPEARANCE_ORDER: self._measure, P.ROUTE_PLAN: self._measure}[prim]
-        return self._measure(ctx) if intent.closest_points and prim != P.DISTANCE_COMPARE else solver(ctx)
+        return self.solver(intent.solver)(ctx)
+
+    def solver(self, name: str) -> Callable[[QueryContext], Prediction]:
+        """The solver a question kind names (``Intent.solver``, from its module in query/kinds)."""
+        cfg = self.config.measure
+        solvers: dict[str, Callable[[QueryContext], Prediction]] = {
+            "ego_direction": self._ego_direction, "facing": self._facing, "relative": self._relative,
+            "distance": self._distance, "reach": self._reach, "count": self._count, "recall": self._recall,
+            "my_room": self._my_room, "metres": self._metres, "objects_around": self._objects_around,
+            "current_room": current_room, "changes": self._changes,
+            "object_room": lambda c: object_room(c, self.config.places, self.config.confidence,
+                                                 self.config.metric.nearest_min_obs),
+            # the measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points
+            "object_size": lambda c: measure.object_size(c, cfg), "room_size": lambda c: measure.room_size(c, cfg),
+            "appearance_order": lambda c: measure.appearance_order(c, cfg),
+            "route_plan": lambda c: measure.route_plan(c, cfg),
+            "closest_distance": lambda c: measure.closest_distance(c, cfg)}
+        if name not in solvers:
+            raise InvalidInputError(f"no geometric solver {name!r:.40}; known: {', '.join(solvers)}")
+        return solvers[name]
 
     def _node(self, ctx: QueryContext, i: int) -> Optional[ObjectNode]:
         """The node target ``i`` means (prediction.best_node: the nearest of several well-seen instances)."""
         return _best_node(ctx, i, self.config.metric.nearest_min_obs)
-
-    def _measure(self, ctx: QueryContext) -> Prediction:
-        """The measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points."""
-        P, cfg = Primitive, self.config.measure
-        if ctx.intent.closest_points:
-            return measure.closest_distance(ctx, cfg)
-        return {P.OBJECT_SIZE: measure.object_size, P.ROOM_SIZE: measure.room_size,
-                P.APPEARANCE_ORDER: measure.appearance_order, P.ROUTE_PLAN: measure.route_plan}[ctx.intent.primitive](
-            ctx, cfg)
 
     def _ego_direction(self, ctx: QueryContext) -> Prediction:
         node = self._node(ctx, 0)

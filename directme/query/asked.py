@@ -53,7 +53,7 @@ def with_asked(intent: Intent) -> Intent:
     q, p = intent.question.lower(), intent.primitive
     if p == Primitive.CHANGES:
         return replace(intent, change=change_asked(q))
-    if p in (Primitive.CATEGORY_RECALL, Primitive.APPEARANCE_ORDER):
+    if p == Primitive.CATEGORY_RECALL:  # (a kind module reading its own roles sets its fields, query/kinds)
         return replace(intent, sequence_end=sequence_end(q))
     if p in (Primitive.OBJECT_LOCATION, Primitive.CURRENT_PLACE):
         return replace(intent, floor_asked=bool(_FLOOR.search(q)))

@@ -20,12 +20,12 @@ from .asked import with_asked
 from .calibrate import Calibration, default_calibration
 from .classify import normalise_question
 from .embed import CachedEmbedder
-from .kinds import Roles, kind_spec
+from .kinds import Roles, kind_spec, needing_target, solved
 from .kinds.reading import Reading
 from .kindvote import guess_kind
 from .optionkinds import _from_options, _option_kinds, kind_with_options  # noqa: F401 (_from_options, _option_kinds re-exported)
-from .parsed import (DEFAULT_PARSER, KIND_OF_PRIMITIVE, MIN_PARSE_CONFIDENCE, PRIMITIVES,  # noqa: F401 (re-exported)
-                     Intent, ParserConfig, Primitive, Target, Viewpoint)
+from .parsed import (DEFAULT_PARSER, MIN_PARSE_CONFIDENCE, Intent, ParserConfig,  # noqa: F401 (re-exported)
+                     Primitive, Target, Viewpoint)
 from .targets import _CLOCK_WORDS, _dedupe, _norm_colour
 from .timephrase import HERE, TimeKind, TimeRef, parse_time, places_in, present_time, route_time  # HERE, TimeKind, TimeRef: also imported from here
 from .vocab import COLOURS, Vocabulary, canonical, words
@@ -35,11 +35,6 @@ _BINARY_START = re.compile(r"^(is|are|can|could|do|does|did|was|were|will|would|
 
 _CLOCK_FRAME_NOUNS = _CLOCK_WORDS | {"system", "method", "dial", "terms", "notation", "hours", "positions", "directions",
                                      "numbers", "number", "reading", "style"}
-
-_NEEDS_TARGET = (Primitive.EGO_DIRECTION, Primitive.REACHABILITY, Primitive.OBJECT_TRAJECTORY,  # no_target without one
-                 Primitive.OBJECT_LOCATION, Primitive.DISTANCE_COMPARE, Primitive.RELATIVE_POSITION, Primitive.DISTANCE,
-                 Primitive.COUNT, Primitive.COUNT_CHANGE, Primitive.FACING)
-
 
 _FRAME_NOUNS = {"room", "rooms", "floor", "level", "storey", "color", "colour", "colors", "colours", "shape", "kind",
                 "type", "sort", "side", "direction", "way", "place", "material", "size", "time", "number", "part",
@@ -296,7 +291,8 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         if own is not None:
             if how == guess.how and votes.decider != "none":
                 confidence = calibration.probability(votes)
-            return with_asked(_own_flags(replace(own, how=how, votes=votes), kind, confidence, settings))
+            return _solved(with_asked(_own_flags(replace(own, how=how, votes=votes), kind, confidence, settings)),
+                           kind)
         kind = kind_spec(kind).refines or kind  # its words are absent: the kind it refines reads the question
     # --- roles of the phrases for this kind
     toks = ps.toks
@@ -406,7 +402,7 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                 kind in _option_kinds(options, vocab):  # options agreeing with meaning
             confidence = max(confidence, settings.meaning_and_options)
     flags: list[Flag] = []
-    needs = primitive in _NEEDS_TARGET or (primitive == Primitive.OBJECTS_AROUND and not ref_targets and
+    needs = primitive in needing_target() or (primitive == Primitive.OBJECTS_AROUND and not ref_targets and
                                            (viewpoint is None or viewpoint.at is None))
     if needs and not (targets or ref_targets):
         flags.append(Flag.NO_TARGET)
@@ -434,17 +430,24 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         flags = [f for f in flags if f not in (Flag.NO_TARGET, Flag.NOT_UNDERSTOOD)]
         all_targets = [t for t in all_targets if t.key not in _CHANGE_WORDS and canonical(t.key) not in
                        {canonical(p) for p in places}]
-    return with_asked(Intent(question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
+    return _solved(with_asked(Intent(question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
                              places=tuple(dict.fromkeys(places)), comparison=comparison,
                              binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
                              relation=relation, references=tuple(ref_targets), reference_text=ref_text,
-                             viewpoint=viewpoint, how=how, walked=walked, votes=votes))
+                             viewpoint=viewpoint, how=how, walked=walked, votes=votes)))
+
+
+def _solved(intent: Intent, reader: str = "") -> Intent:
+    """``intent`` with its kind and the solver the kind that read it names (query/kinds' registry)."""
+    kind, solves = solved(intent.primitive, reader)
+    return replace(intent, kind=kind, solver=solves.solver if solves else "")
 
 
 def _own_flags(intent: Intent, kind: str, confidence: float, settings: ParserConfig) -> Intent:
     """A parse a kind module read (``Roles.OWN``) with its confidence and the flags of a missing object."""
     flags: list[Flag] = []
-    if kind_spec(kind).needs_target and not intent.targets:
+    solves = kind_spec(kind).solves(intent.primitive)
+    if (solves.needs_target if solves else kind_spec(kind).needs_target) and not intent.targets:
         flags.append(Flag.NO_TARGET)
         confidence = min(confidence, 0.3)
     elif confidence < settings.min_confidence:

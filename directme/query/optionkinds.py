@@ -10,7 +10,7 @@ from typing import Sequence
 
 from .cues import KindGuess
 from .options import OptionKind
-from .parsed import DEFAULT_PARSER, KIND_OF_PRIMITIVE, ParserConfig, Primitive
+from .parsed import DEFAULT_PARSER, ParserConfig, Primitive
 from .vocab import Vocabulary, words
 
 
@@ -76,11 +76,13 @@ def kind_with_options(guess: KindGuess, options: Sequence[str], vocab: Vocabular
                       settings: ParserConfig = DEFAULT_PARSER) -> tuple[str, float, str]:
     """(kind, confidence, how) of a question whose cue rules or meaning gave ``guess``, once its options are
     weighed in (no options: ``guess`` unchanged)."""
+    from .kinds import kind_of_primitive  # the registry imports this package's modules
+
     kind, confidence, how = guess.kind, guess.confidence, guess.how
     if kind == "open" and confidence < settings.min_confidence and options:
         implied = _from_options(options)
         if implied != Primitive.UNKNOWN:  # the options say what is asked; weak evidence: an MLLM decides
-            kind, confidence, how = KIND_OF_PRIMITIVE[implied], settings.options_only, "options"
+            kind, confidence, how = kind_of_primitive(implied) or "open", settings.options_only, "options"
     elif how == "embedding" and settings.unsure_meaning <= confidence < settings.min_confidence and \
             kind in _option_kinds(options, vocab):  # two weak cues that agree: the meaning and what the options are
         confidence, how = settings.meaning_and_options, "embedding+options"

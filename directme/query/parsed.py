@@ -4,8 +4,9 @@ the parser and everything that answers."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, ClassVar, Optional
 
 from ..errors import InvalidInputError
 from ..types import Flag, TextEnum
@@ -15,33 +16,91 @@ if TYPE_CHECKING:
     from .calibrate import Votes
 
 
-class Primitive(TextEnum):
-    """What a question asks of memory."""
+class Primitive(str):
+    """What a question asks of memory: one name of an open set. The primitives the answerers, the pictures or the
+    parser name in their code are declared below; a kind module declares the others its questions yield
+    (query/kinds/<kind>.py), so a new kind needs no line here. A primitive is its string value (equal, same hash,
+    JSON; ``str`` and ``format`` give the name); ``Primitive(name)`` is the declared one (unknown: an error)."""
 
-    EGO_DIRECTION = "ego_direction"  # where is X relative to me now
-    FACING = "facing"  # where is X if I face Y
-    RELATIVE_POSITION = "relative_position"  # where is X relative to Y, in my orientation
-    DISTANCE_COMPARE = "distance_compare"  # which is closer / farther
-    REACHABILITY = "reachability"  # can I reach X
-    COUNT = "count"  # how many X
-    COUNT_CHANGE = "count_change"  # how did the number of X change
-    CATEGORY_RECALL = "category_recall"  # which of these did I see
-    MY_TRAJECTORY = "my_trajectory"  # where did I go
-    OBJECT_TRAJECTORY = "object_trajectory"  # where was / did X go
-    OBJECT_LOCATION = "object_location"  # which room is X in
-    DISTANCE = "distance"  # how far is X from me, or from a named reference
-    OBJECTS_AROUND = "objects_around"  # what is left of / on / under / between a reference
-    CURRENT_PLACE = "current_place"  # where am I, what room is this
-    CHANGES = "changes"  # what did I move, what is new / missing (in P), is X still there
-    OBJECT_SIZE = "object_size"  # the longest dimension of X (query/kinds/object_size.py)
-    ROOM_SIZE = "room_size"  # the floor area of this room or of X's room (query/kinds/room_size.py)
-    APPEARANCE_ORDER = "appearance_order"  # the order X, Y, ... were first seen (query/kinds/appearance_order.py)
-    ROUTE_PLAN = "route_plan"  # the turns of a route between objects (query/kinds/route_plan.py)
-    OPEN = "open"  # understood as needing a visual language model (attributes, states, activities, ...)
-    UNKNOWN = "unknown"  # not understood
+    __slots__ = ()
+    _declared: ClassVar[dict[str, "Primitive"]] = {}
+
+    def __new__(cls, value: str) -> "Primitive":
+        hit = cls._declared.get(str(value))
+        if hit is None:
+            raise InvalidInputError(f"unknown primitive {value!r:.40}; declared: {', '.join(cls._declared)}")
+        return hit
+
+    @classmethod
+    def declare(cls, name: str) -> "Primitive":
+        """The primitive called ``name`` (lower_snake_case), declared where it is first named; the same name
+        declared again is the same primitive (which kind answers it, query/kinds' registry keeps unique)."""
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z_]*", name):
+            raise InvalidInputError(f"a primitive's name is lower_snake_case, got {name!r:.40}")
+        if name not in cls._declared:
+            cls._declared[name] = str.__new__(cls, name)
+        return cls._declared[name]
+
+    @classmethod
+    def declared(cls) -> tuple["Primitive", ...]:
+        """Every primitive declared so far, in declaration order."""
+        return tuple(cls._declared.values())
+
+    @property
+    def value(self) -> str:
+        return str.__str__(self)
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+    def __repr__(self) -> str:
+        return f"Primitive({str.__str__(self)!r})"
+
+    def __reduce__(self) -> tuple:
+        return Primitive, (str.__str__(self),)
+
+    # the primitives named in code outside the kind modules (answerers, pictures, the parser's own rules)
+    EGO_DIRECTION: ClassVar["Primitive"]
+    FACING: ClassVar["Primitive"]
+    RELATIVE_POSITION: ClassVar["Primitive"]
+    DISTANCE_COMPARE: ClassVar["Primitive"]
+    REACHABILITY: ClassVar["Primitive"]
+    COUNT: ClassVar["Primitive"]
+    COUNT_CHANGE: ClassVar["Primitive"]
+    CATEGORY_RECALL: ClassVar["Primitive"]
+    MY_TRAJECTORY: ClassVar["Primitive"]
+    OBJECT_TRAJECTORY: ClassVar["Primitive"]
+    OBJECT_LOCATION: ClassVar["Primitive"]
+    DISTANCE: ClassVar["Primitive"]
+    OBJECTS_AROUND: ClassVar["Primitive"]
+    CURRENT_PLACE: ClassVar["Primitive"]
+    CHANGES: ClassVar["Primitive"]
+    OPEN: ClassVar["Primitive"]
+    UNKNOWN: ClassVar["Primitive"]
 
 
-PRIMITIVES = tuple(p.value for p in Primitive)
+Primitive.EGO_DIRECTION = Primitive.declare("ego_direction")  # where is X relative to me now
+Primitive.FACING = Primitive.declare("facing")  # where is X if I face Y
+Primitive.RELATIVE_POSITION = Primitive.declare("relative_position")  # where is X relative to Y, in my orientation
+Primitive.DISTANCE_COMPARE = Primitive.declare("distance_compare")  # which is closer / farther
+Primitive.REACHABILITY = Primitive.declare("reachability")  # can I reach X
+Primitive.COUNT = Primitive.declare("count")  # how many X
+Primitive.COUNT_CHANGE = Primitive.declare("count_change")  # how did the number of X change
+Primitive.CATEGORY_RECALL = Primitive.declare("category_recall")  # which of these did I see
+Primitive.MY_TRAJECTORY = Primitive.declare("my_trajectory")  # where did I go
+Primitive.OBJECT_TRAJECTORY = Primitive.declare("object_trajectory")  # where was / did X go
+Primitive.OBJECT_LOCATION = Primitive.declare("object_location")  # which room is X in
+Primitive.DISTANCE = Primitive.declare("distance")  # how far is X from me, or from a named reference
+Primitive.OBJECTS_AROUND = Primitive.declare("objects_around")  # what is left of / on / under / between a reference
+Primitive.CURRENT_PLACE = Primitive.declare("current_place")  # where am I, what room is this
+Primitive.CHANGES = Primitive.declare("changes")  # what did I move, what is new / missing (in P), is X still there
+Primitive.OPEN = Primitive.declare("open")  # understood as needing a visual language model (attributes, states, ...)
+Primitive.UNKNOWN = Primitive.declare("unknown")  # not understood
+
+
 
 
 class ChangeAsked(TextEnum):
@@ -80,18 +139,6 @@ class Viewpoint:
     facing: Optional[Target] = None
 
 
-# The kind of question (the intent labels' names, query/prototypes.py) each primitive answers.
-KIND_OF_PRIMITIVE = {
-    Primitive.EGO_DIRECTION: "ego_direction", Primitive.FACING: "relative_position",
-    Primitive.RELATIVE_POSITION: "relative_position", Primitive.OBJECTS_AROUND: "relative_position",
-    Primitive.DISTANCE: "distance", Primitive.DISTANCE_COMPARE: "distance_compare",
-    Primitive.REACHABILITY: "reachability", Primitive.COUNT: "count", Primitive.COUNT_CHANGE: "quantity_change",
-    Primitive.CATEGORY_RECALL: "category_recall", Primitive.MY_TRAJECTORY: "my_trajectory",
-    Primitive.OBJECT_TRAJECTORY: "object_trajectory", Primitive.OBJECT_LOCATION: "place",
-    Primitive.CURRENT_PLACE: "place", Primitive.CHANGES: "object_trajectory", Primitive.OPEN: "open",
-    Primitive.UNKNOWN: "open", Primitive.OBJECT_SIZE: "object_size", Primitive.ROOM_SIZE: "room_size",
-    Primitive.APPEARANCE_ORDER: "appearance_order", Primitive.ROUTE_PLAN: "route_plan",
-}
 MIN_PARSE_CONFIDENCE = 0.5  # below this the geometric answerer abstains (answerer option min_parse_confidence)
 
 
@@ -145,7 +192,7 @@ class Intent:
     votes: Optional["Votes"] = None  # what voted for the kind (query/calibrate.py maps them to ``confidence``)
     # what the question asks within its primitive (query/asked.py reads it; answerers and pictures read only these)
     change: Optional[ChangeAsked] = None  # CHANGES: the change asked (None for other primitives)
-    # CATEGORY_RECALL, APPEARANCE_ORDER: "seen first / last" (None: the order itself)
+    # CATEGORY_RECALL, appearance_order: "seen first / last" (None: the order itself)
     sequence_end: Optional[SequenceEnd] = None
     floor_asked: bool = False  # OBJECT_LOCATION, CURRENT_PLACE: "which floor" (memory knows rooms, not floors)
     back_at_start: bool = False  # MY_TRAJECTORY: "am I back where I started?" (a yes / no on the path)
@@ -153,6 +200,10 @@ class Intent:
     rooms_asked: bool = False  # MY_TRAJECTORY: asked in rooms or places (without room names memory says so)
     closest_points: bool = False  # a distance between objects' closest points, not their centres
     sequences: tuple[tuple[str, ...], ...] = ()  # per option, the items it lists in order (target keys, turns)
+    # set by the parser from the kind registry (query/kinds): the question kind ("ego_direction", ..., "open") whose
+    # primitive this is, and the answerer's solver the kind module names for it ("" for open questions)
+    kind: str = ""
+    solver: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "primitive", Primitive(self.primitive))
@@ -164,11 +215,6 @@ class Intent:
     @property
     def understood(self) -> bool:
         return self.primitive != Primitive.UNKNOWN
-
-    @property
-    def kind(self) -> str:
-        """The question kind (ego_direction, distance, ..., open) this intent's primitive answers."""
-        return KIND_OF_PRIMITIVE[self.primitive]
 
     @property
     def asked(self) -> tuple[Target, ...]:

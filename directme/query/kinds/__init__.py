@@ -4,8 +4,9 @@ phrases get their roles, and which geometric solver answers each of its primitiv
 
 A kind is what must be computed to answer (each kind's module says its meaning). The kinds of this
 registry are the vocabulary shared by the parser (query/), the answerers and the simulator; add one with
-:func:`register` from its own module (``query/kinds/<kind>.py``), named in ``KIND_MODULES`` at the end of this
-file. A kind whose phrases need roles of their own (the items of a list, the stops of a route) reads them in its
+:func:`register` from its own module (``query/kinds/<kind>.py``, found by its file): it declares any primitive
+of its own (``Primitive.declare``) and names the answerer's solver of each primitive it yields, which the parser
+writes on the Intent (``Intent.kind``, ``Intent.solver``; answerers/geometric.py's table holds the solvers). A kind whose phrases need roles of their own (the items of a list, the stops of a route) reads them in its
 module (``KindSpec.read``, ``Roles.OWN``); a kind that ``refines`` another asks the same primitives with more
 said (a count in the wearer's room, a distance between closest points) and its Intent fields say how.
 
@@ -14,9 +15,10 @@ Cue rules are tried in ascending ``priority`` across every kind (the first that 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Union
 
 from ...errors import InvalidInputError
 from ...types import TextEnum
@@ -73,6 +75,15 @@ def _compiled(pattern: str) -> re.Pattern:
     return hit
 
 
+class Solves(NamedTuple):
+    """A primitive a kind yields, the name of the answerer's solver for it, and whether it needs a named object
+    (without one the parse is flagged no_target and the geometric answerer abstains)."""
+
+    primitive: Primitive
+    solver: str
+    needs_target: bool = True
+
+
 @dataclass(frozen=True)
 class KindSpec:
     """Everything about one question kind, in one place."""
@@ -83,7 +94,8 @@ class KindSpec:
     cues: tuple[CueRule, ...] = ()  # exact rules voting for the kind
     options: frozenset[OptionKind] = frozenset()  # the option kinds its multiple-choice questions have
     roles: Roles = Roles.CORE
-    solvers: tuple[tuple[Primitive, str], ...] = ()  # each primitive the kind yields and the solver answering it
+    # each primitive the kind yields with its solver (a (primitive, solver) pair takes the kind's ``needs_target``)
+    solvers: tuple[Union[Solves, tuple[Primitive, str]], ...] = ()
     needs_target: bool = True  # without a named object the geometric answerer cannot answer it
     geometric: bool = True  # False: answered by a visual language model (the ``open`` kind)
     subtask: str = ""  # the simulator's subtask that asks it ("" when the simulator does not)
@@ -93,6 +105,9 @@ class KindSpec:
     unit: Optional[str] = None  # of a numeric answer ("cm", "m", "m2"; "" a count); None: not numeric
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "solvers", tuple(
+            Solves(Primitive(s[0]), *s[1:]) if len(s) == 3 else Solves(Primitive(s[0]), s[1], self.needs_target)
+            for s in self.solvers))
         if not re.fullmatch(r"[a-z][a-z_]*", self.name):
             raise InvalidInputError(f"kind name must be lower_snake_case, got {self.name!r:.40}")
         if self.geometric and not self.solvers:
@@ -104,7 +119,11 @@ class KindSpec:
 
     @property
     def primitives(self) -> tuple[Primitive, ...]:
-        return tuple(p for p, _ in self.solvers)
+        return tuple(s.primitive for s in self.solvers)
+
+    def solves(self, primitive: Primitive) -> Optional[Solves]:
+        """How the kind answers ``primitive`` (None: not one of its primitives)."""
+        return next((s for s in self.solvers if s.primitive == primitive), None)
 
 
 REGISTRY: dict[str, KindSpec] = {}
@@ -157,6 +176,22 @@ def kind_of_primitive(primitive: Primitive) -> Optional[str]:
     return None
 
 
+def solved(primitive: Primitive, reader: str = "") -> tuple[str, Optional[Solves]]:
+    """(the kind, how it is solved) of a parse whose primitive is ``primitive``: the kind is the one whose question
+    the primitive answers ("open" for UNKNOWN), the solver the one ``reader`` (the kind that read the question's
+    roles, a refining kind's own) names where it yields the primitive, else that kind's."""
+    kind = kind_of_primitive(primitive)
+    if kind is None:
+        return "open", None
+    own = REGISTRY[reader].solves(primitive) if reader in REGISTRY else None
+    return kind, own or REGISTRY[kind].solves(primitive)
+
+
+def needing_target() -> frozenset[Primitive]:
+    """The primitives that need a named object (``Solves.needs_target``) in any kind."""
+    return frozenset(s.primitive for k in REGISTRY.values() for s in k.solvers if s.needs_target)
+
+
 def cue_rules() -> tuple[tuple[str, CueRule], ...]:
     """(kind, rule) of every registered cue rule, in the order they are tried."""
     if not _ORDERED:
@@ -175,10 +210,21 @@ def cue_kind(text: str) -> Optional[KindGuess]:
     return None
 
 
-# the kind modules: each registers its kind when imported, in this order (the classifier's and the reports')
+# the order the classifier and the reports list the project's kinds in; any other module of this package (but
+# ``reading`` and the private ones) is a kind module too, registered after these in the order of its name
 KIND_MODULES = ("ego_direction", "distance", "distance_compare", "reachability", "relative_position",
                 "object_trajectory", "my_trajectory", "quantity_change", "count", "category_recall", "place",
                 "object_size", "room_size", "appearance_order", "route_plan", "abs_distance", "count_here",
                 "open_question")
-for _module in KIND_MODULES:
+_NOT_KINDS = frozenset({"reading"})
+
+
+def kind_modules() -> tuple[str, ...]:
+    """The kind modules of this package, in the order they register."""
+    found = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_") and
+                   m.name not in _NOT_KINDS and m.name not in KIND_MODULES)
+    return KIND_MODULES + tuple(found)
+
+
+for _module in kind_modules():
     importlib.import_module(f"{__name__}.{_module}")

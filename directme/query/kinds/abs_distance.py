@@ -41,5 +41,5 @@ def read(r: Reading) -> Optional[Intent]:
 SPEC = register(KindSpec(
     "abs_distance", "the distance between the closest points of X and Y", PROTOTYPES,
     (CueRule("abs_distance", CUE, -2.0),), options=frozenset({O.DISTANCE}), roles=Roles.OWN,
-    solvers=((P.DISTANCE, "measure"),), needs_target=True, subtask="Absolute Distance", read=read,
+    solvers=((P.DISTANCE, "closest_distance"),), needs_target=True, subtask="Absolute Distance", read=read,
     refines="distance", unit="m"))

@@ -7,9 +7,12 @@ from __future__ import annotations
 import re
 
 from ..options import OptionKind as O
-from ..parsed import Intent, Primitive as P, Target
+from ..asked import sequence_end
+from ..parsed import Intent, Primitive, Target
 from . import CueRule, KindSpec, Roles, register
 from .reading import Reading
+
+APPEARANCE_ORDER = Primitive.declare("appearance_order")  # the order X, Y, ... were first seen
 
 CUE = (r"\b(?:appearance order|order of (?:first )?appearance|first[- ]time appearance|by first appearance)\b|"
        r"\border\b.*\bfirst (?:appear\w*|saw|seen|see|show\w* up|came into view)\b|"
@@ -46,18 +49,18 @@ def items(r: Reading, text: str) -> list[Target]:
 
 def read(r: Reading) -> Intent:
     """The listed objects in the question's order (after its colon, else after "which did I see first"); per
-    option, the order it lists (``Intent.sequences``)."""
+    option, the order it lists (``Intent.sequences``); "which did I see first / last" (``Intent.sequence_end``)."""
     if ":" in r.text:
         listed = r.text.rsplit(":", 1)[1]
     else:
         listed = _WHICH_FIRST.sub(" ", r.text)
     targets = items(r, re.sub(r"[?.]", " ", listed))
     sequences = tuple(tuple(t.key for t in items(r, o)) for o in r.options)
-    return r.intent(P.APPEARANCE_ORDER, targets, sequences=sequences)
+    return r.intent(APPEARANCE_ORDER, targets, sequences=sequences, sequence_end=sequence_end(r.question))
 
 
 SPEC = register(KindSpec(
     "appearance_order", "the order X, Y, ... were first seen", PROTOTYPES,
     (CueRule("appearance_order", CUE, -5.0), CueRule("appearance_order_which", WHICH_FIRST, -4.5)),
-    options=frozenset({O.OBJECT}), roles=Roles.OWN, solvers=((P.APPEARANCE_ORDER, "measure"),), needs_target=True,
+    options=frozenset({O.OBJECT}), roles=Roles.OWN, solvers=((APPEARANCE_ORDER, "appearance_order"),), needs_target=True,
     subtask="Appearance Order", read=read))

@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 
 from ..options import OptionKind as O
-from ..parsed import Intent, Primitive as P
+from ..parsed import Intent, Primitive
 from . import CueRule, KindSpec, Roles, register
 from .reading import Reading
+
+OBJECT_SIZE = Primitive.declare("object_size")  # the longest dimension of X
 
 CUE = (r"\b(?:longest|largest|biggest|greatest) (?:dimension|side|edge|extent)\b|"
        r"\bhow (?:long|big|large|tall|wide) is the [\w' -]+? (?:at|along) (?:its|it is) longest\b|"
@@ -39,10 +41,10 @@ PROTOTYPES = (
 
 def read(r: Reading) -> Intent:
     """The object whose size is asked: the first the words name once the size's frame words are dropped."""
-    return r.intent(P.OBJECT_SIZE, r.objects_in(_FRAME.sub(" ", r.text))[:1])
+    return r.intent(OBJECT_SIZE, r.objects_in(_FRAME.sub(" ", r.text))[:1])
 
 
 SPEC = register(KindSpec(
     "object_size", "the longest dimension of X, in centimetres", PROTOTYPES, (CueRule("object_size", CUE, -4.0),),
-    options=frozenset({O.DISTANCE}), roles=Roles.OWN, solvers=((P.OBJECT_SIZE, "measure"),), needs_target=True,
+    options=frozenset({O.DISTANCE}), roles=Roles.OWN, solvers=((OBJECT_SIZE, "object_size"),), needs_target=True,
     subtask="Object Size", read=read, unit="cm"))

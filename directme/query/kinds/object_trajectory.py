@@ -37,5 +37,5 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "object_trajectory", "whether / where X was moved; what was moved, is new or missing", PROTOTYPES, cues_of("object_trajectory"),
     options=frozenset({O.PLACE, O.OBJECT, O.YES, O.NO}), roles=Roles.OBJECT,
-    solvers=((P.OBJECT_TRAJECTORY, "object_room"), (P.CHANGES, "changes")),
+    solvers=((P.OBJECT_TRAJECTORY, "object_room"), (P.CHANGES, "changes", False)),
     needs_target=True, subtask="Object Trajectory"))

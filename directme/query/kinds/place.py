@@ -33,5 +33,5 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "place", "which room X is in, where I am", PROTOTYPES, cues_of("place"),
     options=frozenset({O.PLACE}), roles=Roles.PLACE,
-    solvers=((P.OBJECT_LOCATION, "object_room"), (P.CURRENT_PLACE, "current_room")),
+    solvers=((P.OBJECT_LOCATION, "object_room", True), (P.CURRENT_PLACE, "current_room", False)),
     needs_target=False, subtask=""))

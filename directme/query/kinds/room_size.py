@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 
 from ..options import OptionKind as O
-from ..parsed import Intent, Primitive as P
+from ..parsed import Intent, Primitive
 from . import CueRule, KindSpec, Roles, register
 from .reading import Reading
+
+ROOM_SIZE = Primitive.declare("room_size")  # the floor area of this room or of X's room
 
 _AREA = r"(?:square (?:met(?:er|re)s?|feet|foot)|m2|m\^2|sq\.? ?m|floor area|area)"
 CUE = (r"\b(?:size|area|big|large|how many square)\b.*\b(?:room|space)\b.*" + _AREA + r"|"
@@ -38,10 +40,10 @@ def read(r: Reading) -> Intent:
     m = _OBJECT_ROOM.search(r.text)
     targets = r.objects_in(re.sub(r"\b(?:square|met(?:er|re)s?|m2|area|floor|size|room)\b", " ", m.group("rest"))) \
         if m else []
-    return r.intent(P.ROOM_SIZE, targets[:1])
+    return r.intent(ROOM_SIZE, targets[:1])
 
 
 SPEC = register(KindSpec(
     "room_size", "the floor area of this room or of X's room, in square metres", PROTOTYPES,
     (CueRule("room_size", CUE, -3.0),), options=frozenset({O.DISTANCE}), roles=Roles.OWN,
-    solvers=((P.ROOM_SIZE, "measure"),), needs_target=False, subtask="Room Size", read=read, unit="m2"))
+    solvers=((ROOM_SIZE, "room_size"),), needs_target=False, subtask="Room Size", read=read, unit="m2"))

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 
-from ..parsed import Intent, Primitive as P
+from ..parsed import Intent, Primitive
 from . import CueRule, KindSpec, Roles, register
 from .reading import Reading
+
+ROUTE_PLAN = Primitive.declare("route_plan")  # the turns of a route between objects
 
 CUE = r"\[please fill in\]|\bgo forward until\b|\bfill in the turns\b|\bturns? of (?:the|this) route\b"
 _START = re.compile(r"\b(?:beginning|begin|start|starting|stand|standing) at the (?P<obj>.+?),? "
@@ -46,10 +48,10 @@ def read(r: Reading) -> Intent:
         names.append(end.group("obj") or end.group("obj2"))
     targets = [t[0] for t in (r.objects_in("the " + n) for n in names) if t]
     sequences = tuple(tuple("back" if w == "around" else w for w in _TURN.findall(o.lower())) for o in r.options)
-    return r.intent(P.ROUTE_PLAN, targets, sequences=sequences)
+    return r.intent(ROUTE_PLAN, targets, sequences=sequences)
 
 
 SPEC = register(KindSpec(
     "route_plan", "the turns of a route between named objects", PROTOTYPES, (CueRule("route_plan", CUE, -6.0),),
-    roles=Roles.OWN, solvers=((P.ROUTE_PLAN, "measure"),), needs_target=True,
+    roles=Roles.OWN, solvers=((ROUTE_PLAN, "route_plan"),), needs_target=True,
     subtask="Route Plan", read=read))
