@@ -20,8 +20,8 @@ from .asked import with_asked
 from .calibrate import Calibration, default_calibration
 from .classify import normalise_question
 from .embed import CachedEmbedder
-from .kinds import Roles, kind_spec, needing_target, solved
-from .kinds.reading import Reading
+from .kinds import PhraseRules, Roles, kind_of_primitive, kind_spec, needing_target, with_kind
+from .kinds.reading import Reading, Roled
 from .kindvote import guess_kind
 from .optionkinds import _from_options, _option_kinds, kind_with_options  # noqa: F401 (_from_options, _option_kinds re-exported)
 from .parsed import (DEFAULT_PARSER, MIN_PARSE_CONFIDENCE, Intent, ParserConfig,  # noqa: F401 (re-exported)
@@ -291,29 +291,29 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         if own is not None:
             if how == guess.how and votes.decider != "none":
                 confidence = calibration.probability(votes)
-            return _solved(with_asked(_own_flags(replace(own, how=how, votes=votes), kind, confidence, settings)),
-                           kind)
+            return with_kind(with_asked(_own_flags(replace(own, how=how, votes=votes), kind, confidence, settings)),
+                             kind)
         kind = kind_spec(kind).refines or kind  # its words are absent: the kind it refines reads the question
-    # --- roles of the phrases for this kind
+    # --- roles of the phrases for this kind (its Roles and PhraseRules, query/kinds)
     toks = ps.toks
     references: list[ph.Phrase] = []
     relation = ""
-    roles = kind_spec(kind).roles
+    roles, rules = kind_spec(kind).roles, kind_spec(kind).phrases
     if roles == Roles.RELATION:
         asked, references, relation = _prefer_determined(ps.asked, toks, vocab), ps.references, ps.relation
-    elif roles == Roles.DISTANCE:
+    elif roles in (Roles.DISTANCE, Roles.COMPARED):
         ref = _reference_from(ps)
         asked = [p for p in _core_all(ps, vocab) if p is not ref]
         alternatives = _alternatives(toks, asked)
-        if kind == "distance_compare" and len(alternatives) >= 2:  # "which is handier, the A or the B": A and B
+        if roles == Roles.COMPARED and len(alternatives) >= 2:  # "which is handier, the A or the B": A and B
             asked = [p for p in asked if p in alternatives]
-        if ref is None and kind == "distance" and len(asked) >= 2:  # "how far apart are the A and the B"
+        if ref is None and roles == Roles.DISTANCE and len(asked) >= 2:  # "how far apart are the A and the B"
             ref, asked = asked[1], asked[:1]
         references = [ref] if ref is not None else []
     else:
         frame = [p for p in ps.keep if p.words == ("clock",) and toks[p.start - 2:p.start] in
                  (["on", "the"], ["by", "the"], ["using", "the"], ["of", "the"])]
-        if kind == "ego_direction" and frame and len(ps.keep) > len(frame):  # "where on the clock is the cup"
+        if rules.clock_frame and frame and len(ps.keep) > len(frame):  # "where on the clock is the cup"
             asked = _core(replace(ps, keep=[p for p in ps.keep if p not in frame],
                                   asked=[p for p in ps.asked if p not in frame]), vocab)
         else:
@@ -322,36 +322,36 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
                 # "I just came from the hallway; where is the stove": the room opens the question, the object is asked
                 asked = _core(replace(ps, keep=[p for p in ps.keep if not _is_place(p, vocab)],
                                       asked=[p for p in ps.asked if not _is_place(p, vocab)]), vocab)
-    if kind == "place" and not asked and ps.references and not ps.reference_is_place:
+    if roles == Roles.PLACE and not asked and ps.references and not ps.reference_is_place:
         asked = ps.references[:1]  # "which room is the plant in" parsed "in" as a relation
         references = []
-    if kind in ("category_recall", "my_trajectory", "count", "quantity_change", "object_trajectory",
-                "ego_direction", "reachability", "place"):
-        asked = [p for p in asked if not _is_place(p, vocab) or (kind == "place" and toks[p.start - 1:p.start] not in
-                                                                 (["which"], ["what"]))]
-    if kind == "my_trajectory" and any(_handled(p, toks) for p in asked):
+    if rules.rooms_scope:
+        asked = [p for p in asked if not _is_place(p, vocab) or (roles == Roles.PLACE and toks[p.start - 1:p.start]
+                                                                 not in (["which"], ["what"]))]
+    if roles == Roles.ROUTE and any(_handled(p, toks) for p in asked):
         # "which room did I end up leaving the cup in": the route of an object I handled, not mine
-        kind, primitive = "object_trajectory", Primitive.OBJECT_TRAJECTORY
-    if kind in ("ego_direction", "reachability", "object_trajectory") and asked:
+        primitive = Primitive.OBJECT_TRAJECTORY
+        kind, roles, rules = _kind_of(primitive)
+    if rules.asking_sentence and asked:
         tail = ph.last_clause(toks, [p for p in ps.keep if not _is_place(p, vocab)])
         if tail and asked[0] not in tail:  # "I put my bag down; where is the cup now?": the asking sentence's object
             asked = [p for p in asked if p in tail] or tail[:1]
-    if not asked and kind != "relative_position":
+    if not asked and roles != Roles.RELATION:
         asked = _resolve_anaphora(text, ps, vocab)
     targets = [_to_target(p, vocab, toks) for p in asked]
     ref_targets = [_to_target(p, vocab, toks) for p in references]
     viewpoint = None
-    if view is not None and kind == "relative_position":
+    if view is not None and roles == Roles.RELATION:
         at = _to_target(view.at, vocab, ph.tokens(view.at.text)) if view.at else None
         facing = _to_target(view.facing, vocab, ph.tokens(view.facing.text)) if view.facing else None
         viewpoint = Viewpoint(view.text, at, facing)
     named = {t.key for t in targets + ref_targets}  # a word no vocabulary knows, named as an object: not a place
     places = [p for p in places_in(ph.tokens(main), vocab) if p not in named or vocab.place_at([p], 0)]
-    if kind == "ego_direction":
+    if rules.present:
         time_ref = present_time(text, time_ref, re.split(r"[.;!?](?=[^.;!?]*\w)", text)[-1])
     if time_ref.kind == TimeKind.EVENT and not time_ref.subject and targets:
         time_ref = replace(time_ref, subject=targets[0].key)  # "before I picked it up"
-    if time_ref.kind == TimeKind.START and targets and (kind in ("object_trajectory", "place") or re.search(
+    if time_ref.kind == TimeKind.START and targets and (rules.since_first_move or re.search(
             r"\bwhere (?:was|were|had)\b|\bused to\b", text)):
         # "where was the vase originally": before its first move
         time_ref = TimeRef(TimeKind.EVENT, "before", "pick", targets[0].key, "first", 0.0, time_ref.text)
@@ -359,32 +359,19 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         targets = [Target(time_ref.subject, time_ref.subject)]  # "Before I moved the cup, where was it?"
     if all(vocab.place_at(words(t.key), 0) or t.key in _ROUTE_NOUNS or not vocab.lookup(words(t.key), 0)
            for t in targets) and (
-            kind == "my_trajectory" or (kind == "place" and not re.search(
+            roles == Roles.ROUTE or (roles == Roles.PLACE and not re.search(
             r"\b(?:am|are) (?:i|we)\b|\bnow\b|\bcurrently\b", text))):
         routed = route_time(text, time_ref, vocab)  # "I ended up in the bathroom. Which room was I in before that?"
-        if routed != time_ref and kind == "place":
+        if routed != time_ref and roles == Roles.PLACE:
             targets = []  # "bedroom, then where?": my route, not where the bedroom is
         time_ref = routed
-    # --- the primitive within the kind
-    if kind == "relative_position":
-        if viewpoint is not None and (viewpoint.at or viewpoint.facing):
-            primitive = Primitive.FACING if targets else Primitive.OBJECTS_AROUND
-        elif ref_targets and targets and re.match(r"^(?:so |and |ok |okay |now )?(?:what|which)\b", text) and \
-                not re.search(r"\b(?:side|direction|way)\b", text):
-            primitive = Primitive.OBJECTS_AROUND  # "what is the black object behind the laptop": which object
-        elif ref_targets and targets:
-            primitive = Primitive.RELATIVE_POSITION
-        elif ref_targets:
-            primitive = Primitive.OBJECTS_AROUND
-        elif len(targets) >= 2:
-            ref_targets, targets = targets[-1:], targets[:-1]
-            primitive = Primitive.RELATIVE_POSITION
-        elif len(targets) == 1 and not relation:  # "which quadrant around me is the bed in", "the whiteboard?"
-            kind, primitive = "ego_direction", Primitive.EGO_DIRECTION  # relative to nothing named: to me
-    if kind == "place" and not targets:
-        primitive = Primitive.CURRENT_PLACE
-        if time_ref.kind != TimeKind.NOW:  # "3 minutes ago I was somewhere; which room was it?"
-            primitive = Primitive.MY_TRAJECTORY
+    comparison = ""
+    within = kind_spec(kind).within  # the primitive within the kind (query/kinds/<kind>.py)
+    if within is not None:
+        q = within(Roled(text, kind, primitive, tuple(targets), tuple(ref_targets), viewpoint, relation, time_ref))
+        primitive, targets, ref_targets, comparison = q.primitive, list(q.targets), list(q.references), q.comparison
+        if q.kind != kind:
+            kind, roles, rules = _kind_of(primitive)
     if primitive in (Primitive.CATEGORY_RECALL, Primitive.COUNT) and time_ref.kind == TimeKind.EVENT and \
             time_ref.event == "enter" and time_ref.relation == "at" and re.search(r"\b(?:when|while) (?:i|we) "
                                                                              r"(?:was|were) in\b", text):
@@ -411,36 +398,27 @@ def parse_question(question: str, options: Sequence[str] = (), vocab: Optional[V
         confidence = 0.0
     if primitive == Primitive.UNKNOWN or (confidence < settings.min_confidence and Flag.NO_TARGET not in flags):
         flags.append(Flag.NOT_UNDERSTOOD)
-    comparison = ""
-    if primitive == Primitive.DISTANCE_COMPARE:
-        far = re.sub(r"\b(?:less|least) far\b", "", text)  # "which is less far away": closer
-        comparison = "farther" if re.search(r"\b(farther|further|farthest|furthest|far|more distant|most distant|"
-                                            r"(?:greater|larger|bigger|longer) distance|(?:longest|"
-                                            r"longer|more of a|bigger) (?:walk|trip|stroll|"
-                                            r"way to go)|takes? (?:me |us )?(?:longer|more time|the longest|the "
-                                            r"most time)|(?:reach|get to|arrive at|come to|walk to) last)\b", far) \
-            else "closer"
     ref_text = ps.reference_text if references is ps.references else " and ".join(p.text for p in references)
     if not ref_text and viewpoint is not None and viewpoint.at is not None:
         ref_text = viewpoint.at.text
     walked = primitive == Primitive.MY_TRAJECTORY and bool(_WALKED_RE.search(text))
     if _CHANGE_RE.search(text):  # a high-precision cue: it decides whatever the kind classifier said
-        votes = replace(votes, kind="object_trajectory", decider="rule", rule="changes")
+        votes = replace(votes, kind=kind_of_primitive(Primitive.CHANGES), decider="rule", rule="changes")
         primitive, confidence, how = Primitive.CHANGES, calibration.probability(votes), "rule"
         flags = [f for f in flags if f not in (Flag.NO_TARGET, Flag.NOT_UNDERSTOOD)]
         all_targets = [t for t in all_targets if t.key not in _CHANGE_WORDS and canonical(t.key) not in
                        {canonical(p) for p in places}]
-    return _solved(with_asked(Intent(question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
-                             places=tuple(dict.fromkeys(places)), comparison=comparison,
-                             binary=bool(_BINARY_START.match(text)), flags=tuple(flags), confidence=float(confidence),
-                             relation=relation, references=tuple(ref_targets), reference_text=ref_text,
-                             viewpoint=viewpoint, how=how, walked=walked, votes=votes)))
+    return with_kind(with_asked(Intent(
+        question=question, primitive=primitive, targets=tuple(all_targets), time_ref=time_ref,
+        places=tuple(dict.fromkeys(places)), comparison=comparison, binary=bool(_BINARY_START.match(text)),
+        flags=tuple(flags), confidence=float(confidence), relation=relation, references=tuple(ref_targets),
+        reference_text=ref_text, viewpoint=viewpoint, how=how, walked=walked, votes=votes)))
 
 
-def _solved(intent: Intent, reader: str = "") -> Intent:
-    """``intent`` with its kind and the solver the kind that read it names (query/kinds' registry)."""
-    kind, solves = solved(intent.primitive, reader)
-    return replace(intent, kind=kind, solver=solves.solver if solves else "")
+def _kind_of(primitive: Primitive) -> tuple[str, Roles, PhraseRules]:
+    """The kind whose question ``primitive`` answers, with its roles and phrase rules (a parse that changed kind)."""
+    spec = kind_spec(kind_of_primitive(primitive) or "open")
+    return spec.name, spec.roles, spec.phrases
 
 
 def _own_flags(intent: Intent, kind: str, confidence: float, settings: ParserConfig) -> Intent:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Union
 
 from ...errors import InvalidInputError
@@ -28,7 +28,7 @@ from ..parsed import Primitive
 
 if TYPE_CHECKING:
     from ..parsed import Intent
-    from .reading import Reading
+    from .reading import Reading, Roled
 
 
 class Roles(TextEnum):
@@ -37,10 +37,24 @@ class Roles(TextEnum):
     CORE = "core"  # the first phrase and those coordinated with it are asked ("the cup or the plate")
     OBJECT = "object"  # as CORE, rooms dropped: an object is asked ("I came from the hall; where is the stove")
     RELATION = "relation"  # asked before the relation word, the landmark after it, an imagined viewpoint apart
-    DISTANCE = "distance"  # compared alternatives ("the A or the B") and the reference after "to" / "from"
+    DISTANCE = "distance"  # the object and the reference after "to" / "from" (or the second of two named)
+    COMPARED = "compared"  # compared alternatives ("the A or the B") and the reference after "to" / "from"
     PLACE = "place"  # an object whose room is asked, or none (where am I)
     ROUTE = "route"  # rooms and times of the wearer's own route
     OWN = "own"  # the kind's module reads them (``KindSpec.read``: list items, route stops, frame words dropped)
+
+
+@dataclass(frozen=True)
+class PhraseRules:
+    """How the parser (query/intent.py) gives the phrases of a kind's question their roles beyond its ``Roles``
+    (for the kinds that do not read them themselves)."""
+
+    rooms_scope: bool = False  # a phrase naming a room scopes the question, it is no asked object
+    asking_sentence: bool = False  # of several sentences, the asking one names the object ("I put my bag down; where
+    # is the cup now?")
+    clock_frame: bool = False  # "on / by / using / of the clock": the answer's frame, no object
+    present: bool = False  # the time asked is the asking sentence's present ("where is it now")
+    since_first_move: bool = False  # "originally", "at the start": before the object's first move
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,7 @@ class KindSpec:
     cues: tuple[CueRule, ...] = ()  # exact rules voting for the kind
     options: frozenset[OptionKind] = frozenset()  # the option kinds its multiple-choice questions have
     roles: Roles = Roles.CORE
+    phrases: PhraseRules = PhraseRules()  # the finer rules of its phrases' roles
     # each primitive the kind yields with its solver (a (primitive, solver) pair takes the kind's ``needs_target``)
     solvers: tuple[Union[Solves, tuple[Primitive, str]], ...] = ()
     needs_target: bool = True  # without a named object the geometric answerer cannot answer it
@@ -101,6 +116,9 @@ class KindSpec:
     subtask: str = ""  # the simulator's subtask that asks it ("" when the simulator does not)
     # Roles.OWN: the Intent of its phrases' roles (None: its words are absent, the kind it refines reads them)
     read: Optional[Callable[["Reading"], Optional["Intent"]]] = None
+    # once the parser gave its phrases their roles: the primitive among its own (or the kind, when the question is
+    # another kind's), the objects' roles and the comparison asked (None: its first primitive, the roles as given)
+    within: Optional[Callable[["Roled"], "Roled"]] = None
     refines: str = ""  # the kind whose primitives it shares (its Intent fields tell the solver what more is asked)
     unit: Optional[str] = None  # of a numeric answer ("cm", "m", "m2"; "" a count); None: not numeric
 
@@ -185,6 +203,12 @@ def solved(primitive: Primitive, reader: str = "") -> tuple[str, Optional[Solves
         return "open", None
     own = REGISTRY[reader].solves(primitive) if reader in REGISTRY else None
     return kind, own or REGISTRY[kind].solves(primitive)
+
+
+def with_kind(intent: "Intent", reader: str = "") -> "Intent":
+    """``intent`` with its kind and the solver named for its primitive (``solved``): what the answerers read."""
+    kind, solves = solved(intent.primitive, reader)
+    return replace(intent, kind=kind, solver=solves.solver if solves else "")
 
 
 def needing_target() -> frozenset[Primitive]:

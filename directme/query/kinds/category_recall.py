@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from . import KindSpec, PhraseRules, Roles, register
 from ._rules import cues_of
 
 PROTOTYPES = (
@@ -33,5 +33,6 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "category_recall", "whether I saw X, what objects were in a place", PROTOTYPES, cues_of("category_recall"),
     options=frozenset({O.OBJECT, O.YES, O.NO}), roles=Roles.CORE,
+    phrases=PhraseRules(rooms_scope=True),
     solvers=((P.CATEGORY_RECALL, "recall"),),
     needs_target=False, subtask="Object Category Recall"))

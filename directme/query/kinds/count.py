@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from . import KindSpec, PhraseRules, Roles, register
 from ._rules import cues_of
 
 PROTOTYPES = (
@@ -34,5 +34,6 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "count", "how many X there are", PROTOTYPES, cues_of("count"),
     options=frozenset({O.COUNT}), roles=Roles.OBJECT,
+    phrases=PhraseRules(rooms_scope=True),
     solvers=((P.COUNT, "count"),),
     needs_target=True, subtask="Quantity Change Tracking"))

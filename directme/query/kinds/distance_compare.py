@@ -4,10 +4,20 @@ Its prototype sentences are written for this meaning, never copied from an evalu
 classifier compares questions with them, query/classify.py); its cue rules are registered from query/cues.py."""
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
 from . import KindSpec, Roles, register
 from ._rules import cues_of
+from .reading import Roled
+
+_LESS_FAR = re.compile(r"\b(?:less|least) far\b")  # "which is less far away": closer
+_FARTHER = re.compile(r"\b(farther|further|farthest|furthest|far|more distant|most distant|(?:greater|larger|bigger|"
+                      r"longer) distance|(?:longest|longer|more of a|bigger) (?:walk|trip|stroll|way to go)|takes? "
+                      r"(?:me |us )?(?:longer|more time|the longest|the most time)|(?:reach|get to|arrive at|come to|"
+                      r"walk to) last)\b")
 
 PROTOTYPES = (
     "Which is closer to me, the chair or the table?",
@@ -41,8 +51,15 @@ PROTOTYPES = (
     "Whether the ottoman or the piano is closer to where I stand, can you tell?",
 )
 
+def within(q: Roled) -> Roled:
+    """The comparison asked: "farther" where its words say so, else "closer"."""
+    if q.primitive != P.DISTANCE_COMPARE:
+        return q
+    return replace(q, comparison="farther" if _FARTHER.search(_LESS_FAR.sub("", q.text)) else "closer")
+
+
 SPEC = register(KindSpec(
     "distance_compare", "which of two objects is closer / farther (from me or from a named object)", PROTOTYPES, cues_of("distance_compare"),
-    options=frozenset({O.YES, O.NO, O.OBJECT}), roles=Roles.DISTANCE,
+    options=frozenset({O.YES, O.NO, O.OBJECT}), roles=Roles.COMPARED,
     solvers=((P.DISTANCE_COMPARE, "distance"),),
-    needs_target=True, subtask="Distance Comparison"))
+    needs_target=True, subtask="Distance Comparison", within=within))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from . import KindSpec, PhraseRules, Roles, register
 from ._rules import cues_of
 
 PROTOTYPES = (
@@ -77,5 +77,6 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "ego_direction", "where X is relative to me now (side, direction, clock hour), or where I left X", PROTOTYPES, cues_of("ego_direction"),
     options=frozenset({O.DIRECTION, O.CLOCK}), roles=Roles.OBJECT,
+    phrases=PhraseRules(rooms_scope=True, asking_sentence=True, clock_frame=True, present=True),
     solvers=((P.EGO_DIRECTION, "ego_direction"),),
     needs_target=True, subtask="Ego-centric Position"))

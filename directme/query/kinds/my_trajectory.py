@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from . import KindSpec, PhraseRules, Roles, register
 from ._rules import cues_of
 
 PROTOTYPES = (
@@ -43,5 +43,6 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "my_trajectory", "my own route, rooms visited, distance walked", PROTOTYPES, cues_of("my_trajectory"),
     options=frozenset({O.PLACE, O.DISTANCE}), roles=Roles.ROUTE,
+    phrases=PhraseRules(rooms_scope=True),
     solvers=((P.MY_TRAJECTORY, "my_room"),),
     needs_target=False, subtask="My Trajectory"))

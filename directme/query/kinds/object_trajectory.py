@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from . import KindSpec, PhraseRules, Roles, register
 from ._rules import cues_of
 
 PROTOTYPES = (
@@ -37,5 +37,6 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "object_trajectory", "whether / where X was moved; what was moved, is new or missing", PROTOTYPES, cues_of("object_trajectory"),
     options=frozenset({O.PLACE, O.OBJECT, O.YES, O.NO}), roles=Roles.OBJECT,
+    phrases=PhraseRules(rooms_scope=True, asking_sentence=True, since_first_move=True),
     solvers=((P.OBJECT_TRAJECTORY, "object_room"), (P.CHANGES, "changes", False)),
     needs_target=True, subtask="Object Trajectory"))

@@ -4,10 +4,14 @@ Its prototype sentences are written for this meaning, never copied from an evalu
 classifier compares questions with them, query/classify.py); its cue rules are registered from query/cues.py."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from ..timephrase import TimeKind
+from . import KindSpec, PhraseRules, Roles, register
 from ._rules import cues_of
+from .reading import Roled
 
 PROTOTYPES = (
     "Which room is the printer in?",
@@ -30,8 +34,16 @@ PROTOTYPES = (
     "Which part of the house is the piano in?",
 )
 
+def within(q: Roled) -> Roled:
+    """No object named: where I am now, or where I was at the time asked ("3 minutes ago, which room was I in?")."""
+    if q.targets:
+        return q
+    return replace(q, primitive=P.CURRENT_PLACE if q.time_ref.kind == TimeKind.NOW else P.MY_TRAJECTORY)
+
+
 SPEC = register(KindSpec(
     "place", "which room X is in, where I am", PROTOTYPES, cues_of("place"),
     options=frozenset({O.PLACE}), roles=Roles.PLACE,
+    phrases=PhraseRules(rooms_scope=True, since_first_move=True),
     solvers=((P.OBJECT_LOCATION, "object_room", True), (P.CURRENT_PLACE, "current_room", False)),
-    needs_target=False, subtask=""))
+    needs_target=False, subtask="", within=within))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from . import KindSpec, PhraseRules, Roles, register
 from ._rules import cues_of
 
 PROTOTYPES = (
@@ -25,5 +25,6 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "quantity_change", "whether the number of X changed", PROTOTYPES, cues_of("quantity_change"),
     options=frozenset({O.COUNT}), roles=Roles.OBJECT,
+    phrases=PhraseRules(rooms_scope=True),
     solvers=((P.COUNT_CHANGE, "count"),),
     needs_target=True, subtask="Quantity Change Tracking"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from . import KindSpec, PhraseRules, Roles, register
 from ._rules import cues_of
 
 PROTOTYPES = (
@@ -32,5 +32,6 @@ PROTOTYPES = (
 SPEC = register(KindSpec(
     "reachability", "whether I can reach X from where I stand", PROTOTYPES, cues_of("reachability"),
     options=frozenset({O.YES, O.NO}), roles=Roles.OBJECT,
+    phrases=PhraseRules(rooms_scope=True, asking_sentence=True),
     solvers=((P.REACHABILITY, "reach"),),
     needs_target=True, subtask="Reachability Judgment"))

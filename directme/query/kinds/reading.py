@@ -4,9 +4,9 @@ rules in their one order, then the sentence classifier) and sets the parse's con
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
-from ..parsed import Intent, Primitive, Target
+from ..parsed import Intent, Primitive, Target, Viewpoint
 from ..timephrase import TimeRef
 
 
@@ -25,3 +25,20 @@ class Reading:
         """The Intent of the phrases' roles this kind read (``fields``: further Intent fields)."""
         return Intent(question=self.question, primitive=primitive, targets=tuple(targets), time_ref=self.time_ref,
                       **fields)
+
+
+@dataclass(frozen=True)
+class Roled:
+    """A question whose phrases the parser gave their roles (a kind that does not read them itself), as a kind's
+    ``KindSpec.within`` reads it to choose among its primitives: it returns it with the primitive, objects and
+    comparison it chose, and ``kind`` changed where the question is another kind's (its primitive's)."""
+
+    text: str  # normalised (lower case, contractions spelled out)
+    kind: str
+    primitive: Primitive  # the kind's first
+    targets: tuple[Target, ...]
+    references: tuple[Target, ...]
+    viewpoint: Optional[Viewpoint]
+    relation: str
+    time_ref: TimeRef
+    comparison: str = ""  # "closer" | "farther" (a distance comparison)

@@ -4,10 +4,17 @@ Its prototype sentences are written for this meaning, never copied from an evalu
 classifier compares questions with them, query/classify.py); its cue rules are registered from query/cues.py."""
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, register
+from . import KindSpec, Roles, kind_of_primitive, register
 from ._rules import cues_of
+from .reading import Roled
+
+_WHICH = re.compile(r"^(?:so |and |ok |okay |now )?(?:what|which)\b")
+_SIDE = re.compile(r"\b(?:side|direction|way)\b")
 
 PROTOTYPES = (
     "What is on the table?",
@@ -51,8 +58,27 @@ PROTOTYPES = (
     "What stands directly across from the door?",
 )
 
+def within(q: Roled) -> Roled:
+    """Where X is for an imagined viewpoint (or what is around it), where X is relative to Y, what is around Y
+    ("what is the black object behind the laptop": which object), or, nothing but X named, where X is for me."""
+    targets, refs, view = q.targets, q.references, q.viewpoint
+    if view is not None and (view.at or view.facing):
+        return replace(q, primitive=P.FACING if targets else P.OBJECTS_AROUND)
+    if refs and targets and _WHICH.match(q.text) and not _SIDE.search(q.text):
+        return replace(q, primitive=P.OBJECTS_AROUND)
+    if refs and targets:
+        return replace(q, primitive=P.RELATIVE_POSITION)
+    if refs:
+        return replace(q, primitive=P.OBJECTS_AROUND)
+    if len(targets) >= 2:
+        return replace(q, primitive=P.RELATIVE_POSITION, targets=targets[:-1], references=targets[-1:])
+    if len(targets) == 1 and not q.relation:  # "which quadrant around me is the bed in", "the whiteboard?"
+        return replace(q, primitive=P.EGO_DIRECTION, kind=kind_of_primitive(P.EGO_DIRECTION) or q.kind)
+    return q
+
+
 SPEC = register(KindSpec(
     "relative_position", "X relative to Y, what is on / under / left of / between Y, an imagined viewpoint", PROTOTYPES, cues_of("relative_position"),
     options=frozenset({O.DIRECTION, O.CLOCK, O.OBJECT, O.YES, O.NO}), roles=Roles.RELATION,
     solvers=((P.RELATIVE_POSITION, "relative"), (P.FACING, "facing"), (P.OBJECTS_AROUND, "objects_around", False)),
-    needs_target=True, subtask="Relative Position & Orientation Memory"))
+    needs_target=True, subtask="Relative Position & Orientation Memory", within=within))
