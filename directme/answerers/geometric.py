@@ -103,9 +103,9 @@ class GeometricAnswerer:
             "object_room": lambda c: object_room(c, self.config.places, self.config.confidence,
                                                  self.config.metric.nearest_min_obs),
             # the measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points
-            "object_size": lambda c: measure.object_size(c, cfg), "room_size": lambda c: measure.room_size(c, cfg),
-            "appearance_order": lambda c: measure.appearance_order(c, cfg),
-            "route_plan": lambda c: measure.route_plan(c, cfg),
+            "longest_side": lambda c: measure.object_size(c, cfg), "floor_area": lambda c: measure.room_size(c, cfg),
+            "first_seen_order": lambda c: measure.appearance_order(c, cfg),
+            "route_turns": lambda c: measure.route_plan(c, cfg),
             "closest_distance": lambda c: measure.closest_distance(c, cfg)}
         if name not in solvers:
             raise InvalidInputError(f"no geometric solver {name!r:.40}; known: {', '.join(solvers)}")

@@ -69,7 +69,6 @@ class Primitive(str):
     DISTANCE_COMPARE: ClassVar["Primitive"]
     REACHABILITY: ClassVar["Primitive"]
     COUNT: ClassVar["Primitive"]
-    COUNT_CHANGE: ClassVar["Primitive"]
     CATEGORY_RECALL: ClassVar["Primitive"]
     MY_TRAJECTORY: ClassVar["Primitive"]
     OBJECT_TRAJECTORY: ClassVar["Primitive"]
@@ -88,7 +87,6 @@ Primitive.RELATIVE_POSITION = Primitive.declare("relative_position")  # where is
 Primitive.DISTANCE_COMPARE = Primitive.declare("distance_compare")  # which is closer / farther
 Primitive.REACHABILITY = Primitive.declare("reachability")  # can I reach X
 Primitive.COUNT = Primitive.declare("count")  # how many X
-Primitive.COUNT_CHANGE = Primitive.declare("count_change")  # how did the number of X change
 Primitive.CATEGORY_RECALL = Primitive.declare("category_recall")  # which of these did I see
 Primitive.MY_TRAJECTORY = Primitive.declare("my_trajectory")  # where did I go
 Primitive.OBJECT_TRAJECTORY = Primitive.declare("object_trajectory")  # where was / did X go

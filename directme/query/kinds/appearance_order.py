@@ -62,6 +62,6 @@ def read(r: Reading) -> Intent:
 SPEC = register(KindSpec(
     "appearance_order", "the order X, Y, ... were first seen", PROTOTYPES,
     (CueRule("appearance_order", CUE, -5.0), CueRule("appearance_order_which", WHICH_FIRST, -4.5)),
-    options=frozenset({O.OBJECT}), roles=Roles.OWN, solvers=((APPEARANCE_ORDER, "appearance_order"),),
+    options=frozenset({O.OBJECT}), roles=Roles.OWN, solvers=((APPEARANCE_ORDER, "first_seen_order"),),
     needs_target=True,
     subtask="Appearance Order", read=read))

@@ -4,10 +4,13 @@ Its prototype sentences are written for this meaning, never copied from an evalu
 classifier compares questions with them, query/classify.py); its cue rules are registered from query/cues.py."""
 from __future__ import annotations
 
+from .. import cues
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, PhraseRules, Roles, register
-from ._rules import cues_of
+from . import CueRule, KindSpec, PhraseRules, Roles, register
+from ._rules import FALLBACK, cues_of
+
+_CUES = cues_of("category_recall", CueRule("recall", cues._RECALL_RE.pattern, FALLBACK + 3))
 
 PROTOTYPES = (
     "Did I see a microwave?",
@@ -31,7 +34,7 @@ PROTOTYPES = (
 )
 
 SPEC = register(KindSpec(
-    "category_recall", "whether I saw X, what objects were in a place", PROTOTYPES, cues_of("category_recall"),
+    "category_recall", "whether I saw X, what objects were in a place", PROTOTYPES, _CUES,
     options=frozenset({O.OBJECT, O.YES, O.NO}), roles=Roles.CORE,
     phrases=PhraseRules(rooms_scope=True),
     solvers=((P.CATEGORY_RECALL, "recall"),),

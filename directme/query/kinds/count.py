@@ -4,10 +4,13 @@ Its prototype sentences are written for this meaning, never copied from an evalu
 classifier compares questions with them, query/classify.py); its cue rules are registered from query/cues.py."""
 from __future__ import annotations
 
+from .. import cues
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, PhraseRules, Roles, register
-from ._rules import cues_of
+from . import CueRule, KindSpec, PhraseRules, Roles, register
+from ._rules import FALLBACK, cues_of
+
+_CUES = cues_of("count", CueRule("count", cues._COUNT_RE.pattern, FALLBACK + 1))
 
 PROTOTYPES = (
     "How many chairs are there?",
@@ -32,7 +35,7 @@ PROTOTYPES = (
 )
 
 SPEC = register(KindSpec(
-    "count", "how many X there are", PROTOTYPES, cues_of("count"),
+    "count", "how many X there are", PROTOTYPES, _CUES,
     options=frozenset({O.COUNT}), roles=Roles.OBJECT,
     phrases=PhraseRules(rooms_scope=True),
     solvers=((P.COUNT, "count"),),

@@ -4,10 +4,13 @@ Its prototype sentences are written for this meaning, never copied from an evalu
 classifier compares questions with them, query/classify.py); its cue rules are registered from query/cues.py."""
 from __future__ import annotations
 
+from .. import cues
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, PhraseRules, Roles, register
-from ._rules import cues_of
+from . import CueRule, KindSpec, PhraseRules, Roles, register
+from ._rules import FALLBACK, cues_of
+
+_CUES = cues_of("ego_direction", CueRule("where", cues._WHERE_RE.pattern, FALLBACK + 5))
 
 PROTOTYPES = (
     "Where is the stapler?",
@@ -75,7 +78,7 @@ PROTOTYPES = (
 )
 
 SPEC = register(KindSpec(
-    "ego_direction", "where X is relative to me now (side, direction, clock hour), or where I left X", PROTOTYPES, cues_of("ego_direction"),
+    "ego_direction", "where X is relative to me now (side, direction, clock hour), or where I left X", PROTOTYPES, _CUES,
     options=frozenset({O.DIRECTION, O.CLOCK}), roles=Roles.OBJECT,
     phrases=PhraseRules(rooms_scope=True, asking_sentence=True, clock_frame=True, present=True),
     solvers=((P.EGO_DIRECTION, "ego_direction"),),

@@ -46,5 +46,5 @@ def read(r: Reading) -> Intent:
 
 SPEC = register(KindSpec(
     "object_size", "the longest dimension of X, in centimetres", PROTOTYPES, (CueRule("object_size", CUE, -4.0),),
-    options=frozenset({O.DISTANCE}), roles=Roles.OWN, solvers=((OBJECT_SIZE, "object_size"),), needs_target=True,
+    options=frozenset({O.DISTANCE}), roles=Roles.OWN, solvers=((OBJECT_SIZE, "longest_side"),), needs_target=True,
     subtask="Object Size", read=read, unit="cm"))

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .. import cues
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
 from ..timephrase import TimeKind
-from . import KindSpec, PhraseRules, Roles, register
-from ._rules import cues_of
+from . import CueRule, KindSpec, PhraseRules, Roles, register
+from ._rules import FALLBACK, cues_of
 from .reading import Roled
+
+_CUES = cues_of("place", CueRule("place", cues._PLACE_RE.pattern, FALLBACK + 2))
 
 PROTOTYPES = (
     "Which room is the printer in?",
@@ -42,7 +45,7 @@ def within(q: Roled) -> Roled:
 
 
 SPEC = register(KindSpec(
-    "place", "which room X is in, where I am", PROTOTYPES, cues_of("place"),
+    "place", "which room X is in, where I am", PROTOTYPES, _CUES,
     options=frozenset({O.PLACE}), roles=Roles.PLACE,
     phrases=PhraseRules(rooms_scope=True, since_first_move=True),
     solvers=((P.OBJECT_LOCATION, "object_room", True), (P.CURRENT_PLACE, "current_room", False)),

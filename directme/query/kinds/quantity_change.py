@@ -4,10 +4,15 @@ Its prototype sentences are written for this meaning, never copied from an evalu
 classifier compares questions with them, query/classify.py); its cue rules are registered from query/cues.py."""
 from __future__ import annotations
 
+from .. import cues
 from ..options import OptionKind as O
-from ..parsed import Primitive as P
-from . import KindSpec, PhraseRules, Roles, register
-from ._rules import cues_of
+from ..parsed import Primitive
+from . import CueRule, KindSpec, PhraseRules, Roles, register
+from ._rules import FALLBACK, cues_of
+
+COUNT_CHANGE = Primitive.declare("count_change")  # how did the number of X change
+
+_CUES = cues_of("quantity_change", CueRule("count_change", cues._COUNT_CHANGE_RE.pattern, FALLBACK))
 
 PROTOTYPES = (
     "How many cups are left now compared to before?",
@@ -23,8 +28,8 @@ PROTOTYPES = (
 )
 
 SPEC = register(KindSpec(
-    "quantity_change", "whether the number of X changed", PROTOTYPES, cues_of("quantity_change"),
+    "quantity_change", "whether the number of X changed", PROTOTYPES, _CUES,
     options=frozenset({O.COUNT}), roles=Roles.OBJECT,
     phrases=PhraseRules(rooms_scope=True),
-    solvers=((P.COUNT_CHANGE, "count"),),
+    solvers=((COUNT_CHANGE, "count"),),
     needs_target=True, subtask="Quantity Change Tracking"))

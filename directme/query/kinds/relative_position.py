@@ -7,14 +7,18 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from .. import cues
 from ..options import OptionKind as O
 from ..parsed import Primitive as P
-from . import KindSpec, Roles, kind_of_primitive, register
-from ._rules import cues_of
+from . import CueRule, KindSpec, Roles, kind_of_primitive, register
+from ._rules import FALLBACK, cues_of
 from .reading import Roled
 
 _WHICH = re.compile(r"^(?:so |and |ok |okay |now )?(?:what|which)\b")
 _SIDE = re.compile(r"\b(?:side|direction|way)\b")
+
+_CUES = cues_of("relative_position", CueRule(
+    "where_relative_to", f"^(?=.*(?:{cues._WHERE_RE.pattern}))(?=.*(?:{cues._RELATIVE_TO_RE.pattern}))", FALLBACK + 4))
 
 PROTOTYPES = (
     "What is on the table?",
@@ -78,7 +82,7 @@ def within(q: Roled) -> Roled:
 
 
 SPEC = register(KindSpec(
-    "relative_position", "X relative to Y, what is on / under / left of / between Y, an imagined viewpoint", PROTOTYPES, cues_of("relative_position"),
+    "relative_position", "X relative to Y, what is on / under / left of / between Y, an imagined viewpoint", PROTOTYPES, _CUES,
     options=frozenset({O.DIRECTION, O.CLOCK, O.OBJECT, O.YES, O.NO}), roles=Roles.RELATION,
     solvers=((P.RELATIVE_POSITION, "relative"), (P.FACING, "facing"), (P.OBJECTS_AROUND, "objects_around", False)),
     needs_target=True, subtask="Relative Position & Orientation Memory", within=within))

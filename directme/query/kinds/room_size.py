@@ -46,4 +46,4 @@ def read(r: Reading) -> Intent:
 SPEC = register(KindSpec(
     "room_size", "the floor area of this room or of X's room, in square metres", PROTOTYPES,
     (CueRule("room_size", CUE, -3.0),), options=frozenset({O.DISTANCE}), roles=Roles.OWN,
-    solvers=((ROOM_SIZE, "room_size"),), needs_target=False, subtask="Room Size", read=read, unit="m2"))
+    solvers=((ROOM_SIZE, "floor_area"),), needs_target=False, subtask="Room Size", read=read, unit="m2"))

@@ -53,5 +53,5 @@ def read(r: Reading) -> Intent:
 
 SPEC = register(KindSpec(
     "route_plan", "the turns of a route between named objects", PROTOTYPES, (CueRule("route_plan", CUE, -6.0),),
-    roles=Roles.OWN, solvers=((ROUTE_PLAN, "route_plan"),), needs_target=True,
+    roles=Roles.OWN, solvers=((ROUTE_PLAN, "route_turns"),), needs_target=True,
     subtask="Route Plan", read=read))
