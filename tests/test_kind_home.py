@@ -125,3 +125,13 @@ def test_a_kind_with_its_own_primitives_is_named_only_in_its_module(kind):
     elsewhere = [str(p.relative_to(PACKAGE)) for p in CODE if p != path and p.name != "__init__.py" and
                  _named_in(p, words)]
     assert elsewhere == [], f"{kind} is named by hand in {elsewhere}"
+
+
+def test_an_intent_built_by_hand_takes_its_primitives_kind_and_solver():
+    from directme.query.parsed import Intent
+
+    assert (Intent("Which room am I in?", Primitive.CURRENT_PLACE).kind,
+            Intent("Which room am I in?", Primitive.CURRENT_PLACE).solver) == ("place", "current_room")
+    assert Intent("What colour is it?", Primitive.UNKNOWN).kind == "open"
+    it = Intent("How far apart?", Primitive.DISTANCE, kind="distance", solver="closest_distance")
+    assert it.solver == "closest_distance"  # a parse's own (a refining kind's) solver stays

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, ClassVar, Optional
+from typing import TYPE_CHECKING, Callable, ClassVar, Optional
 
 from ..errors import InvalidInputError
 from ..types import Flag, TextEnum
@@ -166,6 +166,10 @@ class ParserConfig:
 
 DEFAULT_PARSER = ParserConfig()
 
+# the kind and solver of a primitive, installed by query/kinds when its registry loads (this module cannot import
+# it): an Intent built without them (by hand, in a test) takes its primitive's
+KIND_AND_SOLVER: list[Callable[[Primitive], tuple[str, str]]] = []
+
 
 @dataclass(frozen=True)
 class Intent:
@@ -199,12 +203,17 @@ class Intent:
     closest_points: bool = False  # a distance between objects' closest points, not their centres
     sequences: tuple[tuple[str, ...], ...] = ()  # per option, the items it lists in order (target keys, turns)
     # set by the parser from the kind registry (query/kinds): the question kind ("ego_direction", ..., "open") whose
-    # primitive this is, and the answerer's solver the kind module names for it ("" for open questions)
+    # primitive this is, and the answerer's solver the kind module names for it ("" for open questions); an Intent
+    # built without them takes its primitive's (KIND_AND_SOLVER)
     kind: str = ""
     solver: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "primitive", Primitive(self.primitive))
+        if not self.kind and KIND_AND_SOLVER:
+            kind, solver = KIND_AND_SOLVER[0](self.primitive)
+            object.__setattr__(self, "kind", kind)
+            object.__setattr__(self, "solver", self.solver or solver)
         if self.change is not None:
             object.__setattr__(self, "change", ChangeAsked(self.change))
         if self.sequence_end is not None:

@@ -24,7 +24,7 @@ from ...errors import InvalidInputError
 from ...types import TextEnum
 from ..cues import KindGuess
 from ..options import OptionKind
-from ..parsed import Primitive
+from ..parsed import KIND_AND_SOLVER, Primitive
 
 if TYPE_CHECKING:
     from ..parsed import Intent
@@ -209,6 +209,14 @@ def with_kind(intent: "Intent", reader: str = "") -> "Intent":
     """``intent`` with its kind and the solver named for its primitive (``solved``): what the answerers read."""
     kind, solves = solved(intent.primitive, reader)
     return replace(intent, kind=kind, solver=solves.solver if solves else "")
+
+
+def _kind_and_solver(primitive: Primitive) -> tuple[str, str]:
+    kind, solves = solved(primitive)
+    return kind, solves.solver if solves else ""
+
+
+KIND_AND_SOLVER[:] = [_kind_and_solver]
 
 
 def needing_target() -> frozenset[Primitive]:
