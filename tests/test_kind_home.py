@@ -135,3 +135,16 @@ def test_an_intent_built_by_hand_takes_its_primitives_kind_and_solver():
     assert Intent("What colour is it?", Primitive.UNKNOWN).kind == "open"
     it = Intent("How far apart?", Primitive.DISTANCE, kind="distance", solver="closest_distance")
     assert it.solver == "closest_distance"  # a parse's own (a refining kind's) solver stays
+
+
+def test_the_simulator_asks_each_kind_under_the_subtask_and_unit_its_module_names():
+    """The simulator keeps its own generator kinds ("room_size_of" asks ``room_size``); the subtask and unit of
+    each, as the kind's module names them, are the ones its questions carry."""
+    from test_measurement_kinds import FMT
+
+    from directme.sim import questions as Q
+
+    for generated, sentences in Q.SPATIAL_TEMPLATES.items():
+        for text in sentences:
+            spec = REGISTRY[parse_question(text.format(**FMT), use_model=False).votes.kind]
+            assert (spec.subtask, spec.unit) == (Q.SPATIAL_SUBTASK[generated], Q.SPATIAL_UNIT.get(generated)), text
