@@ -6,9 +6,10 @@ A kind is what must be computed to answer (each kind's module says its meaning).
 registry are the vocabulary shared by the parser (query/), the answerers and the simulator; add one with
 :func:`register` from its own module (``query/kinds/<kind>.py``, found by its file): it declares any primitive
 of its own (``Primitive.declare``) and names the answerer's solver of each primitive it yields, which the parser
-writes on the Intent (``Intent.kind``, ``Intent.solver``; answerers/geometric.py's table holds the solvers). A kind whose phrases need roles of their own (the items of a list, the stops of a route) reads them in its
-module (``KindSpec.read``, ``Roles.OWN``); a kind that ``refines`` another asks the same primitives with more
-said (a count in the wearer's room, a distance between closest points) and its Intent fields say how.
+writes on the Intent (``Intent.kind``, ``Intent.solver``; answerers/geometric.py's table holds the solvers). A
+kind whose phrases need roles of their own (the items of a list, the stops of a route) reads them in its module
+(``KindSpec.read``, ``Roles.OWN``); a kind that ``refines`` another asks the same primitives with more said (a
+count in the wearer's room, a distance between closest points) and its Intent fields say how.
 
 Cue rules are tried in ascending ``priority`` across every kind (the first that matches decides; most of the
 ``open`` kind's rules come first, so "what colour is the cup on my left" stays open)."""
