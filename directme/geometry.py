@@ -38,14 +38,27 @@ def _as_matrix(matrix: np.ndarray) -> np.ndarray:
         m = np.vstack([m, [0.0, 0.0, 0.0, 1.0]])
     if m.shape != (4, 4):
         raise InvalidInputError(f"pose must be a 4x4 (or 3x4) matrix, got shape {m.shape}")
-    if not np.all(np.isfinite(m)):
+    if not np.isfinite(m).all():
         raise InvalidInputError(f"pose contains non-finite values:\n{m}")
-    if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], atol=1e-6):
+    # np.allclose's test (|a - b| <= atol + rtol |b|, rtol 1e-5) written out: poses are built every frame
+    if not (np.abs(m[3] - _LAST_ROW) <= _LAST_ROW_TOL).all():
         raise InvalidInputError(f"pose last row must be [0, 0, 0, 1], got {m[3]}")
     r = m[:3, :3]
-    if not np.allclose(r.T @ r, np.eye(3), atol=_ORTHO_TOL) or np.linalg.det(r) < 0:
+    if not (np.abs(r.T @ r - _EYE3) <= _ORTHO_LIMIT).all() or _det3(r.tolist()) < 0:
         raise InvalidInputError("pose rotation is not a proper rotation (R^T R != I or det < 0)")
     return m
+
+
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+_LAST_ROW_TOL = 1e-6 + 1e-5 * np.abs(_LAST_ROW)
+_EYE3 = np.eye(3)
+_ORTHO_LIMIT = _ORTHO_TOL + 1e-5 * _EYE3
+
+
+def _det3(r: list) -> float:
+    """Determinant of a 3x3 matrix given as rows (its sign is all ``_as_matrix`` needs: near +-1 there)."""
+    (a, b, c), (d, e, f), (g, h, i) = r
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
 @dataclass(frozen=True, eq=False)

@@ -151,3 +151,34 @@ def test_depth_checks_decide_as_the_per_pixel_checks(dtype):
             except InvalidInputError as e:
                 verdict = (True, None) if "negative or infinite" in str(e) else (False, False)
             assert verdict[0] == refused and (refused or verdict[1] == has_valid)
+
+
+def test_two_by_two_solve_is_lapacks():
+    for k in range(3000):
+        J = RNG.normal(size=(int(RNG.integers(3, 50)), 2)) * RNG.uniform(0.01, 100.0)
+        H = J.T @ J if k % 2 else RNG.normal(size=(2, 2)) * 10.0 ** RNG.integers(-6, 6, size=(2, 2))
+        b, d = RNG.normal(size=2), float(RNG.uniform(0.0, 1.0))
+        try:
+            want = np.linalg.solve(H + d * np.eye(2), b)
+        except np.linalg.LinAlgError:
+            continue
+        assert _same(np.array(scan._solve2(H.tolist(), b.tolist(), d)), want)
+
+
+def test_pose_checks_decide_as_allclose_and_det():
+    from directme.errors import InvalidInputError
+    from directme.geometry import Pose
+
+    for k in range(400):
+        m = np.eye(4)
+        m[:3, :3] = np.linalg.qr(RNG.normal(size=(3, 3)))[0] + RNG.normal(size=(3, 3)) * 10.0 ** -RNG.uniform(2, 6)
+        m[3] += RNG.normal(size=4) * 10.0 ** -RNG.uniform(4, 8)
+        r = m[:3, :3]
+        ok = np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], atol=1e-6) and np.allclose(r.T @ r, np.eye(3), atol=1e-3) \
+            and np.linalg.det(r) >= 0
+        try:
+            Pose(m)
+            got = True
+        except InvalidInputError:
+            got = False
+        assert got == ok

@@ -121,9 +121,12 @@ class ScanMatcher:
                 tr = float(np.trace(H))
                 if not tr > 1e-12:
                     break  # the points lie where the field is flat (inside a filled area): no direction to go
-                H += cfg.damping * tr / dof * eye
                 step = np.zeros(3)
-                step[:dof] = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
+                if turn:
+                    H += cfg.damping * tr / dof * eye
+                    step[:dof] = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
+                else:
+                    step[:2] = _solve2(H.tolist(), (Jo.T @ (1.0 - val[on])).tolist(), cfg.damping * tr / dof)
                 n = float(np.hypot(step[0], step[1]))
                 if n > fld.cell:  # at most one field cell a step: the field's slope reaches about that far
                     step *= fld.cell / n
@@ -222,6 +225,7 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool 
     there. ``turn=False`` (no turn in ``xi``, none asked for): the turn column is left 0; ``at``: the points'
     coordinates turned by 0 about ``c`` (``_unturned``), computed once for every shift."""
     if not turn and xi[2] == 0.0:
+        # three columns: register's Jo is then a strided view, whose Jo.T @ Jo rounds as it always did
         val, J = fld.sample_xy((_unturned(xy, c) if at is None else at) + xi[:2, None], cols=3)
         return J, val
     cs, sn = math.cos(xi[2]), math.sin(xi[2])
@@ -231,6 +235,22 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool 
     dq = q - c - xi[:2]  # d q / d theta = (-dq_y, dq_x)
     J = np.stack([grad[:, 0], grad[:, 1], -grad[:, 0] * dq[:, 1] + grad[:, 1] * dq[:, 0]], axis=1)
     return J, val
+
+
+def _solve2(H: list, b: list, damping: float) -> tuple[float, float]:
+    """``np.linalg.solve(H + damping * I, b)`` for a 2x2 ``H``: LAPACK's LU with partial pivoting (the multiplier
+    by the pivot's reciprocal, the solution by division), bit for bit, without its per-call cost."""
+    (a00, a01), (a10, a11) = H
+    a00, a01, a10, a11 = a00 + damping, a01 + 0.0, a10 + 0.0, a11 + damping
+    b0, b1 = b
+    if abs(a10) > abs(a00):
+        a00, a01, a10, a11, b0, b1 = a10, a11, a00, a01, b1, b0
+    l = a10 * (1.0 / a00)
+    u11 = a11 - l * a01
+    if a00 == 0.0 or u11 == 0.0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    x1 = (b1 - l * b0) / u11
+    return (b0 - a01 * x1) / a00, x1
 
 
 def _values(xy: np.ndarray, c: np.ndarray, fld: Field, turn: bool, at: np.ndarray) -> np.ndarray:
