@@ -281,12 +281,29 @@ def lift_to_world(depth_m: np.ndarray, intrinsics: Intrinsics, T_world_cam: Pose
     return T_world_cam.apply(backproject(depth_m, intrinsics, mask, stride))
 
 
-def ground_basis(up_world: np.ndarray) -> np.ndarray:
-    """(2, 3) rows e1, e2 spanning the ground plane, right-handed seen from above (e1 x e2 = up).
+_GROUND_BASES: dict[tuple, np.ndarray] = {}  # ground_basis by the up vector's bytes (a memory has one or two ups)
+_GROUND_BASES_MAX = 64  # entries kept before the cache starts over
 
-    With up = +z this is (x, y), so a top-down plot of a z-up world shows plain world x / y.
+
+def ground_basis(up_world: np.ndarray) -> np.ndarray:
+    """(2, 3) rows e1, e2 spanning the ground plane, right-handed seen from above (e1 x e2 = up); read-only.
+
+    With up = +z this is (x, y), so a top-down plot of a z-up world shows plain world x / y. Several pose stages
+    ask for the basis of the same vertical every frame: each one is computed once.
     """
     up = np.asarray(up_world, dtype=np.float64)
+    key = (up.shape, up.tobytes())
+    B = _GROUND_BASES.get(key)
+    if B is None:
+        B = _ground_basis(up)
+        B.setflags(write=False)
+        if len(_GROUND_BASES) >= _GROUND_BASES_MAX:
+            _GROUND_BASES.clear()
+        _GROUND_BASES[key] = B
+    return B
+
+
+def _ground_basis(up: np.ndarray) -> np.ndarray:
     up = up / np.linalg.norm(up)
     axis = np.eye(3)[1] if abs(up[0]) > 0.9 else np.eye(3)[0]  # world x, unless x is (nearly) up
     e1 = axis - np.dot(axis, up) * up

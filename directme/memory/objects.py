@@ -104,6 +104,8 @@ class ObjectRecord:
         return len(self.obs_t) + self.state.n_obs_offset
 
     def label_id_from_votes(self) -> int:
+        if len(self.votes) == 1:  # the usual case: one label
+            return next(iter(self.votes))
         return max(self.votes.items(), key=lambda kv: (kv[1], -kv[0]))[0]
 
     def add_observation(self, t_s: float, frame_index: int, label_id: int, score: float) -> None:

@@ -21,6 +21,7 @@ of a new view slid onto older structure nearby); and the fit must rise with the 
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import Any, Mapping, Optional
@@ -82,7 +83,7 @@ class ScanMatcher:
         (over seconds the input poses are better than a registration), or None."""
         xy = self.structure(p_cam, T_world_cam, up, cfg)
         if len(xy) > cfg.max_points:  # an even subset: the registration's cost grows with the points
-            xy = xy[np.linspace(0, len(xy) - 1, cfg.max_points).astype(np.int64)]
+            xy = xy[_even_subset(len(xy), cfg.max_points)]
         if len(xy) < cfg.min_support or self.grid.hits.size == 0:
             self.last = "few points"
             return None
@@ -98,11 +99,10 @@ class ScanMatcher:
             return None
         # correlative search over shifts on the coarse grid, then Gauss-Newton on each level from the best
         k = int(round(cfg.search_m / coarse.cell))
-        offs = np.stack(np.meshgrid(np.arange(-k, k + 1), np.arange(-k, k + 1), indexing="ij"), -1).reshape(-1, 2) * coarse.cell
-        scores = coarse.score(xy, k)
-        zero = scores[len(offs) // 2]
+        scores = coarse.score(xy, k)  # the shifts by whole cells in [-k, k] along both axes, the first one major
+        zero = scores[len(scores) // 2]
         best = int(np.argmax(scores))
-        xi = np.array([offs[best][0], offs[best][1], 0.0])
+        xi = np.array([(best // (2 * k + 1) - k) * coarse.cell, (best % (2 * k + 1) - k) * coarse.cell, 0.0])
         dof = 3 if cfg.max_turn_deg > 0 else 2  # no turn allowed: translation only
         turn = dof == 3
         eye = np.eye(dof)
@@ -118,15 +118,15 @@ class ScanMatcher:
                     break
                 Jo = J[on][:, :dof]
                 H = Jo.T @ Jo
-                tr = float(np.trace(H))
+                h = H.tolist()
+                tr = sum(h[i][i] for i in range(dof))  # np.trace's sum, in Python floats
                 if not tr > 1e-12:
                     break  # the points lie where the field is flat (inside a filled area): no direction to go
-                step = np.zeros(3)
                 if turn:
                     H += cfg.damping * tr / dof * eye
-                    step[:dof] = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
+                    step = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
                 else:
-                    step[:2] = _solve2(H.tolist(), (Jo.T @ (1.0 - val[on])).tolist(), cfg.damping * tr / dof)
+                    step = np.array((*_solve2(h, (Jo.T @ (1.0 - val[on])).tolist(), cfg.damping * tr / dof), 0.0))
                 n = float(np.hypot(step[0], step[1]))
                 if n > fld.cell:  # at most one field cell a step: the field's slope reaches about that far
                     step *= fld.cell / n
@@ -139,7 +139,7 @@ class ScanMatcher:
             self.last = "support"
             return None
         H2 = J1[on][:, :2].T @ J1[on][:, :2] / on.sum()
-        weakest = float(np.linalg.eigvalsh(H2)[0])
+        weakest = _weakest(H2, cfg.min_constraint)
         if weakest < cfg.min_constraint:
             self.last = f"constraint {weakest:.2f}"
             return None  # one wall: the other direction is free (or the points lie on nothing)
@@ -235,6 +235,24 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool 
     dq = q - c - xi[:2]  # d q / d theta = (-dq_y, dq_x)
     J = np.stack([grad[:, 0], grad[:, 1], -grad[:, 0] * dq[:, 1] + grad[:, 1] * dq[:, 0]], axis=1)
     return J, val
+
+
+def _weakest(H: np.ndarray, threshold: float) -> float:
+    """The smaller eigenvalue of the symmetric 2x2 ``H`` - in closed form when it is clearly above ``threshold``
+    (``np.linalg.eigvalsh`` would say so too: both are exact to a few ulps of H's size), else eigvalsh's own value."""
+    (a, b), (_, c) = H.tolist()
+    low = 0.5 * (a + c) - math.hypot(0.5 * (a - c), b)
+    if math.isfinite(low) and low - threshold > 1e-9 * (abs(a) + abs(b) + abs(c) + abs(threshold)):
+        return low
+    return float(np.linalg.eigvalsh(H)[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _even_subset(n: int, m: int) -> np.ndarray:
+    """Indices of ``m`` of ``n`` points evenly spread (first and last included); read-only, kept per size."""
+    idx = np.linspace(0, n - 1, m).astype(np.int64)
+    idx.setflags(write=False)
+    return idx
 
 
 def _solve2(H: list, b: list, damping: float) -> tuple[float, float]:
