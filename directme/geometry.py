@@ -243,10 +243,11 @@ def mask_pixels(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def mask_box(mask: np.ndarray) -> Optional[tuple[int, int, int, int]]:
     """Pixel box (x0, y0, x1, y1; x1, y1 exclusive) of a 2-D mask's True pixels; None when it has none."""
-    rows = np.flatnonzero(np.any(mask, axis=1))
+    mask = np.asarray(mask)
+    rows = np.flatnonzero(mask.any(axis=1))
     if not len(rows):
         return None
-    cols = np.flatnonzero(np.any(mask[rows[0]:rows[-1] + 1], axis=0))  # only the rows it spans
+    cols = np.flatnonzero(mask[rows[0]:rows[-1] + 1].any(axis=0))  # only the rows it spans
     return int(cols[0]), int(rows[0]), int(cols[-1] + 1), int(rows[-1] + 1)
 
 
