@@ -18,7 +18,7 @@ _MASK = (1 << _BITS) - 1
 def voxel_keys(points_w: np.ndarray, voxel_m: float) -> np.ndarray:
     """Pack the integer voxel coordinates of (N, 3) points into int64 keys (+-52 km at 5 cm)."""
     ijk = np.floor(points_w / voxel_m).astype(np.int64) + _OFF
-    np.clip(ijk, 0, _MASK, out=ijk)
+    np.minimum(np.maximum(ijk, 0, out=ijk), _MASK, out=ijk)  # np.clip, without its wrapper's cost
     return (ijk[:, 0] << (2 * _BITS)) | (ijk[:, 1] << _BITS) | ijk[:, 2]
 
 
@@ -186,14 +186,14 @@ class VoxelSet:
             self._trim(cap)
             self._coarse = None
             return True
-        i = np.searchsorted(self.keys, other.keys)
+        i = self.keys.searchsorted(other.keys)
         i[i == len(self.keys)] = 0
         found = self.keys[i] == other.keys
         self.counts[i[found]] += other.counts[found]
         if found.all():
             return False
         keys = np.concatenate([self.keys, other.keys[~found]])
-        order = np.argsort(keys, kind="stable")
+        order = keys.argsort(kind="stable")
         self.keys = keys[order]
         self.pts = np.concatenate([self.pts, other.pts[~found]])[order]
         self.counts = np.concatenate([self.counts, other.counts[~found]])[order]

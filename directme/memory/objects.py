@@ -127,7 +127,7 @@ class ObjectRecord:
                     "first_seen_s": t_s}
         for k in ("position_w", "extent_m"):
             if k in changes:
-                changes[k] = tuple(float(v) for v in np.asarray(changes[k], dtype=np.float32))
+                changes[k] = tuple(np.asarray(changes[k], dtype=np.float32).tolist())  # float32 values as floats
         new = State(**(base | changes))
         if self.states and _same(new, self.states[-1]):
             return
