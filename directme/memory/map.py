@@ -112,7 +112,8 @@ class FrameLift:
         fwd /= n
         across = np.array([up_w[1] * fwd[2] - up_w[2] * fwd[1], up_w[2] * fwd[0] - up_w[0] * fwd[2],
                            up_w[0] * fwd[1] - up_w[1] * fwd[0]])  # up x forward
-        width, depth = float(np.ptp(pts @ across)), float(np.ptp(pts @ fwd))
+        a, f = pts @ across, pts @ fwd
+        width, depth = float(a.max() - a.min()), float(f.max() - f.min())  # np.ptp
         if depth > c.back_flat_ratio * width or width < c.back_min_width_m:
             return pts
         grown = m.copy()

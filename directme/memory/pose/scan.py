@@ -44,7 +44,7 @@ def camera_points(depth_m: np.ndarray, K: Intrinsics, cfg: ScanConfig) -> np.nda
     intrinsics of a tiny image are refused by their own checks (the fuzz test of odd image sizes)."""
     s = cfg.pixel_stride
     d = np.asarray(depth_m[s // 2::s, s // 2::s], dtype=np.float64)
-    v, u = np.mgrid[s // 2:depth_m.shape[0]:s, s // 2:depth_m.shape[1]:s]
+    v, u = _pixel_grid(depth_m.shape[:2], s)
     ok = np.isfinite(d) & (d >= cfg.min_depth_m) & (d <= cfg.max_depth_m)
     z = d[ok]
     return np.stack([(u[ok] - K.cx) / K.fx * z, (v[ok] - K.cy) / K.fy * z, z], axis=1)
@@ -57,6 +57,16 @@ def structure_xy(p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg
     h = d_w @ up
     keep = (h >= -cfg.below_cam_m) & (h <= cfg.above_cam_m)
     return (d_w[keep] + T_world_cam[:3, 3]) @ ground_basis(up).T
+
+
+@functools.lru_cache(maxsize=8)
+def _pixel_grid(shape: tuple[int, int], s: int) -> tuple[np.ndarray, np.ndarray]:
+    """``camera_points``' (rows, columns) of the strided pixels of an image of ``shape`` (read-only, kept per
+    size)."""
+    v, u = np.mgrid[s // 2:shape[0]:s, s // 2:shape[1]:s]
+    v.setflags(write=False)
+    u.setflags(write=False)
+    return v, u
 
 
 class ScanMatcher:
