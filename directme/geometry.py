@@ -112,12 +112,25 @@ class Pose:
         return hash(self.matrix.tobytes())
 
 
+def vector_norm(x: np.ndarray) -> np.floating:
+    """``np.linalg.norm`` of a 1-D float array, as it computes it (the square root of ``x.dot(x)``, a numpy
+    scalar) without its argument handling: the per-frame stages measure many short vectors."""
+    return np.sqrt(x.dot(x))
+
+
+def row_norms(x: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(x, axis=1)`` of a 2-D float array, as it computes it, without its argument handling."""
+    return np.sqrt(np.add.reduce(x * x, axis=1))
+
+
 def rotation_about_axis(axis: np.ndarray, angle_rad: float) -> np.ndarray:
     """Rodrigues' formula: rotation matrix of ``angle_rad`` about unit ``axis``."""
     a = np.asarray(axis, dtype=np.float64)
-    n = np.linalg.norm(a)
+    n = vector_norm(a.ravel())
     if n < 1e-12:
         return np.eye(3)
+    if angle_rad == 0.0 and math.isfinite(n):
+        return np.eye(3)  # the formula's value at 0 (identity plus terms of +-0), bit for bit
     k = a / n
     kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
     return np.eye(3) + np.sin(angle_rad) * kx + (1 - np.cos(angle_rad)) * (kx @ kx)
