@@ -29,8 +29,6 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
 
     Depth is box-smoothed over 3x3 grid cells first (per-pixel depth noise would swamp the normals);
     normals spanning a depth jump (an occluding edge) or an invalid pixel are dropped."""
-    from scipy import ndimage
-
     h, w = depth_m.shape
     s = max(1, w // grid_cols)
     d = np.asarray(depth_m[::s, ::s], dtype=np.float64)
