@@ -166,7 +166,7 @@ class Relocaliser:
         self.pairs = [p for p in self.pairs if t_s - p.t_s <= cfg.relocalisation.window_s]
         live = {p.record for p in self.pairs}
         self.aligned = {r: a for r, a in self.aligned.items() if r in live}
-        C_inv = np.linalg.inv(T_mem_input)
+        C_inv: Optional[np.ndarray] = None  # inverted when a pair needs it (most frames have none)
         n = 0
         for i, o in enumerate(obs):
             if float(np.max(o.extent_m)) > cfg.relocalisation.max_extent_m:
@@ -193,6 +193,8 @@ class Relocaliser:
                     r_w = np.asarray(rec.state_at(rec.obs_t[k + 1] - 1e-9).position_w, dtype=np.float64)
                     aligned = self.aligned.get(rec.index, False)
                 if vector_norm(r_w - o.centre_w) <= allowed:
+                    if C_inv is None:
+                        C_inv = np.linalg.inv(T_mem_input)
                     self.pairs.append(LandmarkPair(t_s, (t_s, i), o.label_id, C_inv[:3, :3] @ o.centre_w + C_inv[:3, 3],
                                                    rec.index, r_w, allowed, int(o.inst.track_id), aligned))
                     if k == len(rec.obs_t) - 1:
@@ -292,14 +294,16 @@ class Relocaliser:
             return corr, members
         m = np.asarray(members)
         yaw = 0.0
-        pc, pr = c2[m] - c2[m].mean(axis=0), r2[m] - r2[m].mean(axis=0)
+        cm, rm = c2[m], r2[m]
+        pc, pr = cm - np.add.reduce(cm, axis=0) / len(m), rm - np.add.reduce(rm, axis=0) / len(m)  # centred (mean)
         if cfg.relocalisation.max_yaw_deg > 0 and len(members) >= 3 and float(np.max(np.linalg.norm(pc[:, None] - pc[None], axis=2))) >= cfg.relocalisation.min_baseline_m:
             H = pc.T @ pr  # 2D Kabsch: angle maximising the alignment of the centred sets
             yaw = math.atan2(H[0, 1] - H[1, 0], H[0, 0] + H[1, 1])
             if abs(yaw) > math.radians(cfg.relocalisation.max_yaw_deg):
                 return corr, members
         R = rotation_about_axis(corr.up, yaw)
-        shift = np.mean([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members], axis=0)
+        shift = np.add.reduce(np.array([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members]), axis=0) / \
+            len(members)  # their mean
         new = Correction(yaw, corr.pivot_w, shift, corr.up)
         new_members = self._inliers(new, c, r, ok, pairs, cfg.relocalisation.tol_m)
         return (new, new_members) if len(new_members) >= len(members) else (corr, members)
