@@ -69,7 +69,10 @@ class FrameLift:
         vs = np.arange(0, depth_m.shape[0], stride, dtype=np.float64)[:, None]
         us = np.arange(0, depth_m.shape[1], stride, dtype=np.float64)[None, :]
         z = np.where(valid, d, np.nan)
-        cam = np.stack([(us - K.cx) / K.fx * z, (vs - K.cy) / K.fy * z, z], axis=-1)
+        cam = np.empty(z.shape + (3,))  # np.stack of x, y, z along the last axis, written in place
+        np.multiply((us - K.cx) / K.fx, z, out=cam[..., 0])
+        np.multiply((vs - K.cy) / K.fy, z, out=cam[..., 1])
+        cam[..., 2] = z
         return FrameLift(cam @ T_world_cam.R.T + T_world_cam.t, z, valid, stride, T_world_cam.t.copy(),
                          (depth_m, K, T_world_cam, max_depth_m), cfg)
 
