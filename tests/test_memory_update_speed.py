@@ -182,3 +182,44 @@ def test_pose_checks_decide_as_allclose_and_det():
         except InvalidInputError:
             got = False
         assert got == ok
+
+
+def test_weakest_constraint_decides_as_eigvalsh():
+    for k in range(2000):
+        J = RNG.normal(size=(int(RNG.integers(2, 40)), 2)) * RNG.uniform(0.01, 10.0)
+        H = J.T @ J / len(J)
+        rel = RNG.uniform(-1e-12, 1e-12) if k % 3 == 0 else RNG.uniform(-0.5, 0.5)  # at the bound, or clear of it
+        thr = float(np.linalg.eigvalsh(H)[0]) * (1.0 + rel)
+        assert (scan._weakest(H, thr) < thr) == (float(np.linalg.eigvalsh(H)[0]) < thr)
+        if scan._weakest(H, thr) < thr:
+            assert scan._weakest(H, thr) == float(np.linalg.eigvalsh(H)[0])  # the value reported is eigvalsh's
+
+
+def test_shortcut_helpers_are_numpys_own():
+    from directme.geometry import ground_basis, mask_box, rotation_about_axis, row_norms, vector_norm
+    from directme.memory.map import sorted_unique
+    from directme.memory.pose.vertical import _box3
+
+    for _ in range(200):
+        x = RNG.normal(size=(int(RNG.integers(0, 30)), 3)) * 10.0 ** RNG.uniform(-3, 3)
+        assert _same(row_norms(x), np.linalg.norm(x, axis=1))
+        if len(x):
+            assert _same(vector_norm(x[0]), np.linalg.norm(x[0]))
+        keys = RNG.integers(0, 50, int(RNG.integers(0, 60)))
+        assert _same(sorted_unique(keys), np.unique(keys))
+        a = RNG.uniform(0.0, 5.0, tuple(RNG.integers(1, 20, 2)))
+        assert _same(_box3(a), ndimage.uniform_filter(a, 3, mode="nearest"))
+    up = np.array([0.1, -0.98, 0.05])
+    B = ground_basis(up)
+    assert ground_basis(up.copy()) is B and not B.flags.writeable
+    assert np.allclose(np.cross(B[0], B[1]), up / np.linalg.norm(up))
+    k = up / np.linalg.norm(up)
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    assert _same(rotation_about_axis(up, 0.0), np.eye(3) + np.sin(0.0) * kx + (1 - np.cos(0.0)) * (kx @ kx))
+    for k in range(500):  # rows of eight-pixel words, and the plain path for other widths and layouts
+        h, w = (int(v) for v in RNG.integers(0, 30, 2))
+        m = RNG.random((h, w * (8 if k % 2 else 1))) < RNG.choice([0.0, 0.002, 0.05, 0.5])
+        m = m if k % 5 else np.asfortranarray(m)
+        rows, cols = np.flatnonzero(np.any(m, axis=1)), np.flatnonzero(np.any(m, axis=0))
+        want = None if not len(rows) else (int(cols[0]), int(rows[0]), int(cols[-1] + 1), int(rows[-1] + 1))
+        assert mask_box(m) == want
