@@ -118,6 +118,14 @@ def vector_norm(x: np.ndarray) -> np.floating:
     return np.sqrt(x.dot(x))
 
 
+def columns(*cols: np.ndarray) -> np.ndarray:
+    """``np.stack(cols, axis=1)`` of equally long 1-D arrays (an (N, k) array), without its argument handling."""
+    out = np.empty((len(cols[0]), len(cols)), dtype=np.result_type(*cols))
+    for j, c in enumerate(cols):
+        out[:, j] = c
+    return out
+
+
 def row_norms(x: np.ndarray) -> np.ndarray:
     """``np.linalg.norm(x, axis=1)`` of a 2-D float array, as it computes it, without its argument handling."""
     return np.sqrt(np.add.reduce(x * x, axis=1))

@@ -223,3 +223,11 @@ def test_shortcut_helpers_are_numpys_own():
         rows, cols = np.flatnonzero(np.any(m, axis=1)), np.flatnonzero(np.any(m, axis=0))
         want = None if not len(rows) else (int(cols[0]), int(rows[0]), int(cols[-1] + 1), int(rows[-1] + 1))
         assert mask_box(m) == want
+
+
+def test_columns_is_stack():
+    from directme.geometry import columns
+
+    for n in (0, 1, 17):
+        cols = [RNG.normal(size=n), RNG.normal(size=n).astype(np.float32), RNG.normal(size=n)]
+        assert _same(columns(*cols), np.stack(cols, axis=1))

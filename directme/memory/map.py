@@ -7,7 +7,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..geometry import Intrinsics, Pose, mask_pixels, median
+from ..geometry import Intrinsics, Pose, columns, mask_pixels, median
 from .sections import MapConfig
 
 _BITS = 21
@@ -86,7 +86,7 @@ class FrameLift:
         if len(z) >= self.cfg.inlier_min_px:
             keep = _inliers(z, self.cfg)
             vs, us, z = vs[keep], us[keep], z[keep]
-        cam = np.stack([(us - K.cx) / K.fx * z, (vs - K.cy) / K.fy * z, z], axis=1)
+        cam = columns((us - K.cx) / K.fx * z, (vs - K.cy) / K.fy * z, z)
         return cam @ T.R.T + T.t
 
     def instance_points(self, mask: np.ndarray, up_w: Optional[np.ndarray] = None) -> np.ndarray:

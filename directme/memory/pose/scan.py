@@ -28,7 +28,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...geometry import Intrinsics, ground_basis
+from ...geometry import Intrinsics, columns, ground_basis
 from ..buffers import canonical_nans
 from ..component import FrameStep, State
 from ..config import MemoryConfig, ScanConfig
@@ -47,7 +47,7 @@ def camera_points(depth_m: np.ndarray, K: Intrinsics, cfg: ScanConfig) -> np.nda
     v, u = _pixel_grid(depth_m.shape[:2], s)
     ok = np.isfinite(d) & (d >= cfg.min_depth_m) & (d <= cfg.max_depth_m)
     z = d[ok]
-    return np.stack([(u[ok] - K.cx) / K.fx * z, (v[ok] - K.cy) / K.fy * z, z], axis=1)
+    return columns((u[ok] - K.cx) / K.fx * z, (v[ok] - K.cy) / K.fy * z, z)
 
 
 def structure_xy(p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg: ScanConfig) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Mapping, Optional
 import numpy as np
 
 from ..._atomic import StateError
-from ...geometry import Intrinsics, Pose, default_up_world
+from ...geometry import Intrinsics, Pose, columns, default_up_world
 from ..buffers import canonical_nans
 from ..component import FrameStep, State
 from ..config import MemoryConfig, VerticalConfig
@@ -56,7 +56,7 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(sq) & (sq > 0) & (jump < 0.5 * z[2:-2, 2:-2].ravel())  # NaN (an invalid cell) fails
     norm = np.sqrt(sq[ok])
-    n = np.stack([c[ok] / norm for c in n], axis=1)
+    n = columns(*(c[ok] / norm for c in n))
     return n @ np.asarray(R_world_cam, dtype=np.float64).T
 
 
