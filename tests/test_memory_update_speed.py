@@ -231,3 +231,9 @@ def test_columns_is_stack():
     for n in (0, 1, 17):
         cols = [RNG.normal(size=n), RNG.normal(size=n).astype(np.float32), RNG.normal(size=n)]
         assert _same(columns(*cols), np.stack(cols, axis=1))
+
+
+def test_even_subset_is_linspace():
+    for n in list(range(0, 60)) + [401, 997, 2048]:
+        for m in (0, 1, 2, 3, 50, 400):
+            assert _same(scan._even_subset(n, m), np.linspace(0, n - 1, m).astype(np.int64))

@@ -257,12 +257,15 @@ def _weakest(H: np.ndarray, threshold: float) -> float:
     return float(np.linalg.eigvalsh(H)[0])
 
 
-@functools.lru_cache(maxsize=64)
 def _even_subset(n: int, m: int) -> np.ndarray:
-    """Indices of ``m`` of ``n`` points evenly spread (first and last included); read-only, kept per size."""
-    idx = np.linspace(0, n - 1, m).astype(np.int64)
-    idx.setflags(write=False)
-    return idx
+    """Indices of ``m`` of ``n`` points evenly spread (first and last included):
+    ``np.linspace(0, n - 1, m).astype(np.int64)``, computed as linspace does without its argument handling."""
+    if n < 2 or m < 2:
+        return np.linspace(0, n - 1, m).astype(np.int64)
+    y = np.arange(m, dtype=np.float64)
+    y *= np.float64(n - 1) / (m - 1)
+    y[-1] = n - 1
+    return y.astype(np.int64)
 
 
 def _solve2(H: list, b: list, damping: float) -> tuple[float, float]:
