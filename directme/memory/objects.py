@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Optional
 
 import numpy as np
@@ -276,8 +276,15 @@ class ObjectRecord:
         self.colour = c["colour"].astype(np.float32) if "colour" in c and len(c["colour"]) else None  # older saves: none
 
 
+_SAME_FIELDS = tuple(f.name for f in fields(State) if f.name not in ("t_s", "gone_since_s"))
+
+
 def _same(a: State, b: State) -> bool:
-    da, db = dict(a.__dict__), dict(b.__dict__)
-    da.pop("t_s"), db.pop("t_s")
-    ga, gb = da.pop("gone_since_s"), db.pop("gone_since_s")
-    return da == db and (ga == gb or (math.isnan(ga) and math.isnan(gb)))
+    """The two rows report the same state (times aside; NaN gone times alike): their fields' dict comparison
+    (identity, then ==), field by field."""
+    for k in _SAME_FIELDS:
+        x, y = getattr(a, k), getattr(b, k)
+        if x is not y and not x == y:
+            return False
+    ga, gb = a.gone_since_s, b.gone_since_s
+    return ga == gb or (math.isnan(ga) and math.isnan(gb))
