@@ -36,7 +36,7 @@ def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray,
     """
     if len(rec.keyframes) >= cfg.keyframes.max_log:
         return []
-    vd = tuple(float(v) for v in view_dir)
+    vd = tuple(np.asarray(view_dir, dtype=np.float64).tolist())
     live = rec.live_keyframes()
     if any(abs(ref.t_s - k.ref.t_s) < cfg.keyframes.min_gap_s for k in live):
         return []
