@@ -237,3 +237,14 @@ def test_even_subset_is_linspace():
     for n in list(range(0, 60)) + [401, 997, 2048]:
         for m in (0, 1, 2, 3, 50, 400):
             assert _same(scan._even_subset(n, m), np.linspace(0, n - 1, m).astype(np.int64))
+
+
+def test_colour_histogram_packs_channels_as_before():
+    from directme.memory.appearance import _cell_table, colour_histogram
+
+    for n in (1, 7, 400):
+        pix = RNG.integers(0, 256, (n, 3)).astype(np.uint8)
+        p = pix.astype(np.int32) >> 3
+        h = np.bincount(_cell_table(4)[(p[:, 0] << 10) | (p[:, 1] << 5) | p[:, 2]], minlength=28).astype(np.float32)
+        assert _same(colour_histogram(pix, 4), h / h.sum())
+        assert _same(colour_histogram(pix.astype(np.int64), 4), h / h.sum())
