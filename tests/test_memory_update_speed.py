@@ -248,3 +248,13 @@ def test_colour_histogram_packs_channels_as_before():
         h = np.bincount(_cell_table(4)[(p[:, 0] << 10) | (p[:, 1] << 5) | p[:, 2]], minlength=28).astype(np.float32)
         assert _same(colour_histogram(pix, 4), h / h.sum())
         assert _same(colour_histogram(pix.astype(np.int64), 4), h / h.sum())
+
+
+def test_every_second_pixel_is_the_strided_count():
+    from directme.memory.keyframes import _every_second_pixel
+
+    for k in range(300):
+        h, w = (int(v) for v in RNG.integers(0, 25, 2))
+        m = RNG.random((h, w)) < RNG.choice([0.0, 0.05, 0.5, 1.0])
+        m = m if k % 4 else np.asfortranarray(m)
+        assert _every_second_pixel(m) == np.count_nonzero(m[::2, ::2])
