@@ -38,14 +38,27 @@ def _as_matrix(matrix: np.ndarray) -> np.ndarray:
         m = np.vstack([m, [0.0, 0.0, 0.0, 1.0]])
     if m.shape != (4, 4):
         raise InvalidInputError(f"pose must be a 4x4 (or 3x4) matrix, got shape {m.shape}")
-    if not np.all(np.isfinite(m)):
+    if not np.isfinite(m).all():
         raise InvalidInputError(f"pose contains non-finite values:\n{m}")
-    if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], atol=1e-6):
+    # np.allclose's test (|a - b| <= atol + rtol |b|, rtol 1e-5) written out: poses are built every frame
+    if not (np.abs(m[3] - _LAST_ROW) <= _LAST_ROW_TOL).all():
         raise InvalidInputError(f"pose last row must be [0, 0, 0, 1], got {m[3]}")
     r = m[:3, :3]
-    if not np.allclose(r.T @ r, np.eye(3), atol=_ORTHO_TOL) or np.linalg.det(r) < 0:
+    if not (np.abs(r.T @ r - _EYE3) <= _ORTHO_LIMIT).all() or _det3(r.tolist()) < 0:
         raise InvalidInputError("pose rotation is not a proper rotation (R^T R != I or det < 0)")
     return m
+
+
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+_LAST_ROW_TOL = 1e-6 + 1e-5 * np.abs(_LAST_ROW)
+_EYE3 = np.eye(3)
+_ORTHO_LIMIT = _ORTHO_TOL + 1e-5 * _EYE3
+
+
+def _det3(r: list) -> float:
+    """Determinant of a 3x3 matrix given as rows (its sign is all ``_as_matrix`` needs: near +-1 there)."""
+    (a, b, c), (d, e, f), (g, h, i) = r
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,12 +112,33 @@ class Pose:
         return hash(self.matrix.tobytes())
 
 
+def vector_norm(x: np.ndarray) -> np.floating:
+    """``np.linalg.norm`` of a 1-D float array, as it computes it (the square root of ``x.dot(x)``, a numpy
+    scalar) without its argument handling: the per-frame stages measure many short vectors."""
+    return np.sqrt(x.dot(x))
+
+
+def columns(*cols: np.ndarray) -> np.ndarray:
+    """``np.stack(cols, axis=1)`` of equally long 1-D arrays (an (N, k) array), without its argument handling."""
+    out = np.empty((len(cols[0]), len(cols)), dtype=np.result_type(*cols))
+    for j, c in enumerate(cols):
+        out[:, j] = c
+    return out
+
+
+def row_norms(x: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(x, axis=1)`` of a 2-D float array, as it computes it, without its argument handling."""
+    return np.sqrt(np.add.reduce(x * x, axis=1))
+
+
 def rotation_about_axis(axis: np.ndarray, angle_rad: float) -> np.ndarray:
     """Rodrigues' formula: rotation matrix of ``angle_rad`` about unit ``axis``."""
     a = np.asarray(axis, dtype=np.float64)
-    n = np.linalg.norm(a)
+    n = vector_norm(a.ravel())
     if n < 1e-12:
         return np.eye(3)
+    if angle_rad == 0.0 and math.isfinite(n):
+        return np.eye(3)  # the formula's value at 0 (identity plus terms of +-0), bit for bit
     k = a / n
     kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
     return np.eye(3) + np.sin(angle_rad) * kx + (1 - np.cos(angle_rad)) * (kx @ kx)
@@ -230,10 +264,22 @@ def mask_pixels(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def mask_box(mask: np.ndarray) -> Optional[tuple[int, int, int, int]]:
     """Pixel box (x0, y0, x1, y1; x1, y1 exclusive) of a 2-D mask's True pixels; None when it has none."""
-    rows = np.flatnonzero(np.any(mask, axis=1))
+    mask = np.asarray(mask)
+    if mask.dtype == bool and mask.ndim == 2 and mask.size and mask.shape[1] % 8 == 0 and mask.flags.c_contiguous:
+        # eight pixels a word (numpy reduces short rows slowly): the first and last non-zero words give the rows,
+        # the OR of the rows between them the columns
+        words = mask.view(np.uint64)
+        on = words.reshape(-1) != 0
+        first = int(on.argmax())
+        if not on[first]:
+            return None
+        r0, r1 = first // words.shape[1], (len(on) - 1 - int(on[::-1].argmax())) // words.shape[1]
+        c = np.bitwise_or.reduce(words[r0:r1 + 1], axis=0).view(np.uint8) != 0
+        return int(c.argmax()), r0, len(c) - int(c[::-1].argmax()), r1 + 1
+    rows = mask.any(axis=1).nonzero()[0]  # np.flatnonzero of a 1-D array
     if not len(rows):
         return None
-    cols = np.flatnonzero(np.any(mask[rows[0]:rows[-1] + 1], axis=0))  # only the rows it spans
+    cols = mask[rows[0]:rows[-1] + 1].any(axis=0).nonzero()[0]  # only the rows it spans
     return int(cols[0]), int(rows[0]), int(cols[-1] + 1), int(rows[-1] + 1)
 
 
@@ -268,12 +314,29 @@ def lift_to_world(depth_m: np.ndarray, intrinsics: Intrinsics, T_world_cam: Pose
     return T_world_cam.apply(backproject(depth_m, intrinsics, mask, stride))
 
 
-def ground_basis(up_world: np.ndarray) -> np.ndarray:
-    """(2, 3) rows e1, e2 spanning the ground plane, right-handed seen from above (e1 x e2 = up).
+_GROUND_BASES: dict[tuple, np.ndarray] = {}  # ground_basis by the up vector's bytes (a memory has one or two ups)
+_GROUND_BASES_MAX = 64  # entries kept before the cache starts over
 
-    With up = +z this is (x, y), so a top-down plot of a z-up world shows plain world x / y.
+
+def ground_basis(up_world: np.ndarray) -> np.ndarray:
+    """(2, 3) rows e1, e2 spanning the ground plane, right-handed seen from above (e1 x e2 = up); read-only.
+
+    With up = +z this is (x, y), so a top-down plot of a z-up world shows plain world x / y. Several pose stages
+    ask for the basis of the same vertical every frame: each one is computed once.
     """
     up = np.asarray(up_world, dtype=np.float64)
+    key = (up.shape, up.tobytes())
+    B = _GROUND_BASES.get(key)
+    if B is None:
+        B = _ground_basis(up)
+        B.setflags(write=False)
+        if len(_GROUND_BASES) >= _GROUND_BASES_MAX:
+            _GROUND_BASES.clear()
+        _GROUND_BASES[key] = B
+    return B
+
+
+def _ground_basis(up: np.ndarray) -> np.ndarray:
     up = up / np.linalg.norm(up)
     axis = np.eye(3)[1] if abs(up[0]) > 0.9 else np.eye(3)[0]  # world x, unless x is (nearly) up
     e1 = axis - np.dot(axis, up) * up

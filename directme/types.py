@@ -414,6 +414,8 @@ def check_depth_units(depth_m: np.ndarray, where: str) -> None:
     d = np.asarray(depth_m)
     step = max(1, int(math.sqrt(d.size / 4096)))
     sample = d[::step, ::step]
+    if sample.size and np.fmax.reduce(sample, axis=None) <= MAX_MEDIAN_DEPTH_M:
+        return  # no value above the bound (NaN ignored): neither is the median
     valid = sample[np.isfinite(sample) & (sample > 0)].ravel()
     med = median(valid)  # NaN when no pixel is valid: never above the bound
     if med > MAX_MEDIAN_DEPTH_M:

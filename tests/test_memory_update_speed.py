@@ -151,3 +151,110 @@ def test_depth_checks_decide_as_the_per_pixel_checks(dtype):
             except InvalidInputError as e:
                 verdict = (True, None) if "negative or infinite" in str(e) else (False, False)
             assert verdict[0] == refused and (refused or verdict[1] == has_valid)
+
+
+def test_two_by_two_solve_is_lapacks():
+    for k in range(3000):
+        J = RNG.normal(size=(int(RNG.integers(3, 50)), 2)) * RNG.uniform(0.01, 100.0)
+        H = J.T @ J if k % 2 else RNG.normal(size=(2, 2)) * 10.0 ** RNG.integers(-6, 6, size=(2, 2))
+        b, d = RNG.normal(size=2), float(RNG.uniform(0.0, 1.0))
+        try:
+            want = np.linalg.solve(H + d * np.eye(2), b)
+        except np.linalg.LinAlgError:
+            continue
+        assert _same(np.array(scan._solve2(H.tolist(), b.tolist(), d)), want)
+
+
+def test_pose_checks_decide_as_allclose_and_det():
+    from directme.errors import InvalidInputError
+    from directme.geometry import Pose
+
+    for k in range(400):
+        m = np.eye(4)
+        m[:3, :3] = np.linalg.qr(RNG.normal(size=(3, 3)))[0] + RNG.normal(size=(3, 3)) * 10.0 ** -RNG.uniform(2, 6)
+        m[3] += RNG.normal(size=4) * 10.0 ** -RNG.uniform(4, 8)
+        r = m[:3, :3]
+        ok = np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], atol=1e-6) and np.allclose(r.T @ r, np.eye(3), atol=1e-3) \
+            and np.linalg.det(r) >= 0
+        try:
+            Pose(m)
+            got = True
+        except InvalidInputError:
+            got = False
+        assert got == ok
+
+
+def test_weakest_constraint_decides_as_eigvalsh():
+    for k in range(2000):
+        J = RNG.normal(size=(int(RNG.integers(2, 40)), 2)) * RNG.uniform(0.01, 10.0)
+        H = J.T @ J / len(J)
+        rel = RNG.uniform(-1e-12, 1e-12) if k % 3 == 0 else RNG.uniform(-0.5, 0.5)  # at the bound, or clear of it
+        thr = float(np.linalg.eigvalsh(H)[0]) * (1.0 + rel)
+        assert (scan._weakest(H, thr) < thr) == (float(np.linalg.eigvalsh(H)[0]) < thr)
+        if scan._weakest(H, thr) < thr:
+            assert scan._weakest(H, thr) == float(np.linalg.eigvalsh(H)[0])  # the value reported is eigvalsh's
+
+
+def test_shortcut_helpers_are_numpys_own():
+    from directme.geometry import ground_basis, mask_box, rotation_about_axis, row_norms, vector_norm
+    from directme.memory.map import sorted_unique
+    from directme.memory.pose.vertical import _box3
+
+    for _ in range(200):
+        x = RNG.normal(size=(int(RNG.integers(0, 30)), 3)) * 10.0 ** RNG.uniform(-3, 3)
+        assert _same(row_norms(x), np.linalg.norm(x, axis=1))
+        if len(x):
+            assert _same(vector_norm(x[0]), np.linalg.norm(x[0]))
+        keys = RNG.integers(0, 50, int(RNG.integers(0, 60)))
+        assert _same(sorted_unique(keys), np.unique(keys))
+        a = RNG.uniform(0.0, 5.0, tuple(RNG.integers(1, 20, 2)))
+        assert _same(_box3(a), ndimage.uniform_filter(a, 3, mode="nearest"))
+    up = np.array([0.1, -0.98, 0.05])
+    B = ground_basis(up)
+    assert ground_basis(up.copy()) is B and not B.flags.writeable
+    assert np.allclose(np.cross(B[0], B[1]), up / np.linalg.norm(up))
+    k = up / np.linalg.norm(up)
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    assert _same(rotation_about_axis(up, 0.0), np.eye(3) + np.sin(0.0) * kx + (1 - np.cos(0.0)) * (kx @ kx))
+    for k in range(500):  # rows of eight-pixel words, and the plain path for other widths and layouts
+        h, w = (int(v) for v in RNG.integers(0, 30, 2))
+        m = RNG.random((h, w * (8 if k % 2 else 1))) < RNG.choice([0.0, 0.002, 0.05, 0.5])
+        m = m if k % 5 else np.asfortranarray(m)
+        rows, cols = np.flatnonzero(np.any(m, axis=1)), np.flatnonzero(np.any(m, axis=0))
+        want = None if not len(rows) else (int(cols[0]), int(rows[0]), int(cols[-1] + 1), int(rows[-1] + 1))
+        assert mask_box(m) == want
+
+
+def test_columns_is_stack():
+    from directme.geometry import columns
+
+    for n in (0, 1, 17):
+        cols = [RNG.normal(size=n), RNG.normal(size=n).astype(np.float32), RNG.normal(size=n)]
+        assert _same(columns(*cols), np.stack(cols, axis=1))
+
+
+def test_even_subset_is_linspace():
+    for n in list(range(0, 60)) + [401, 997, 2048]:
+        for m in (0, 1, 2, 3, 50, 400):
+            assert _same(scan._even_subset(n, m), np.linspace(0, n - 1, m).astype(np.int64))
+
+
+def test_colour_histogram_packs_channels_as_before():
+    from directme.memory.appearance import _cell_table, colour_histogram
+
+    for n in (1, 7, 400):
+        pix = RNG.integers(0, 256, (n, 3)).astype(np.uint8)
+        p = pix.astype(np.int32) >> 3
+        h = np.bincount(_cell_table(4)[(p[:, 0] << 10) | (p[:, 1] << 5) | p[:, 2]], minlength=28).astype(np.float32)
+        assert _same(colour_histogram(pix, 4), h / h.sum())
+        assert _same(colour_histogram(pix.astype(np.int64), 4), h / h.sum())
+
+
+def test_every_second_pixel_is_the_strided_count():
+    from directme.memory.keyframes import _every_second_pixel
+
+    for k in range(300):
+        h, w = (int(v) for v in RNG.integers(0, 25, 2))
+        m = RNG.random((h, w)) < RNG.choice([0.0, 0.05, 0.5, 1.0])
+        m = m if k % 4 else np.asfortranarray(m)
+        assert _every_second_pixel(m) == np.count_nonzero(m[::2, ::2])

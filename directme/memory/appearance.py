@@ -18,6 +18,9 @@ from .config import GoneConfig
 from .objects import ObjectRecord
 
 
+_PACK = np.array([1 << 10, 1 << 5, 1], dtype=np.int32)  # 5-bit r, g, b -> the colour's index in _cell_table
+
+
 @lru_cache(maxsize=4)
 def _cell_table(levels: int) -> np.ndarray:
     """Histogram cell of every colour at 5 bits a channel (32,768 entries, built once per ``levels``)."""
@@ -40,10 +43,13 @@ def colour_histogram(pixels_rgb: np.ndarray, levels: int) -> Optional[np.ndarray
     greys (saturation below 0.2, or dark); None for no pixels."""
     if not len(pixels_rgb):
         return None
-    p = pixels_rgb.astype(np.int32) >> 3
-    cell = _cell_table(levels)[(p[:, 0] << 10) | (p[:, 1] << 5) | p[:, 2]]
-    h = np.bincount(cell, minlength=7 * levels).astype(np.float32)
-    return h / h.sum()
+    if pixels_rgb.dtype == np.uint8:  # the 5-bit channels packed by one product (the same index as below)
+        idx = (pixels_rgb >> 3) @ _PACK
+    else:
+        p = pixels_rgb.astype(np.int32) >> 3
+        idx = (p[:, 0] << 10) | (p[:, 1] << 5) | p[:, 2]
+    h = np.bincount(_cell_table(levels)[idx], minlength=7 * levels).astype(np.float32)
+    return h / np.add.reduce(h)
 
 
 def update_colour(rec: ObjectRecord, rgb: Optional[np.ndarray], mask: np.ndarray, cfg: GoneConfig) -> None:

@@ -17,6 +17,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from ..geometry import vector_norm
 from ..types import InstanceObservation
 from .config import MemoryConfig
 from .map import VoxelSet, coarse_keys, frac_in, trimmed_box
@@ -105,7 +106,7 @@ def box_gap(obs: Obs, rec: ObjectRecord) -> float:
     """Distance (m) from the instance's centre to the node's box (0 inside it)."""
     st = rec.state
     gap = np.abs(obs.centre_w - np.asarray(st.position_w)) - 0.5 * np.asarray(st.extent_m)
-    return float(np.linalg.norm(np.maximum(gap, 0.0)))
+    return float(vector_norm(np.maximum(gap, 0.0)))
 
 
 def match_frame(obs: Sequence[Obs], t_s: float, cfg: MemoryConfig, tracked: Sequence[Optional[ObjectRecord]],

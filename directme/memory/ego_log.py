@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import numpy as np
 
 from .._atomic import StateError, column
-from ..geometry import Intrinsics, nearest_ground_distance_m
+from ..geometry import Intrinsics, nearest_ground_distance_m, vector_norm
 from .buffers import GrowArray, canonical_nans
 from .component import FrameStep, State
 from .snapshot import EgoTrack
@@ -48,7 +48,7 @@ class EgoLog:
         f = step.fp.frame
         T = f.T_world_cam.matrix
         n = len(self)
-        step_m = float(np.linalg.norm((step.C_before @ step.T_input)[:3, 3] - self.T[n - 1][:3, 3])) if n else 0.0
+        step_m = float(vector_norm((step.C_before @ step.T_input)[:3, 3] - self.T[n - 1][:3, 3])) if n else 0.0
         step.frame_pos = self.append(step.t_s, T, f.index, step.fp.scene_tag, f.intrinsics, step_m)
 
     def append(self, t_s: float, T_world_cam: np.ndarray, frame_index: int, tag: Optional[str],

@@ -42,7 +42,7 @@ class GridIndex:
         """Ascending record indices whose centre may lie within ``radius_m`` + half their size of ``p_w``
         (every one that does, and others)."""
         reach = float(radius_m) + self.max_half_size_m + 1e-6  # a margin above the cells' rounding
-        if not math.isfinite(reach) or not np.all(np.isfinite(p_w[:2])):
+        if not (math.isfinite(reach) and math.isfinite(p_w[0]) and math.isfinite(p_w[1])):
             return np.fromiter(sorted(self.cell_of), np.int64, len(self.cell_of))
         x0, x1 = math.floor((p_w[0] - reach) / self.cell_m), math.floor((p_w[0] + reach) / self.cell_m)
         y0, y1 = math.floor((p_w[1] - reach) / self.cell_m), math.floor((p_w[1] + reach) / self.cell_m)

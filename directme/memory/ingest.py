@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..geometry import mask_box
+from ..geometry import mask_box, vector_norm
 from ..types import FramePerception
 from .config import MemoryConfig
 from .appearance import update_colour
@@ -178,7 +178,7 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
             rec.set_state(t, label_id=rec.label_id_from_votes())
         if not carved:
             rec.moving = False
-        elif not rec.moving and np.linalg.norm(rec.position - rec.placement_origin()) > cfg.association.track_jump_m:
+        elif not rec.moving and vector_norm(rec.position - rec.placement_origin()) > cfg.association.track_jump_m:
             rec.placements_s.append(t)  # carried in view: one new placement, following it until it rests
             rec.set_state(t, placement=len(rec.placements_s) - 1)
             rec.moving = True
@@ -198,8 +198,8 @@ def carry(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> 
     c_cam = (o.centre_w - f.T_world_cam.t) @ f.T_world_cam.R
     ref, rec.carry_ref = rec.carry_ref, (fp.t_s, c_cam, np.asarray(o.centre_w, dtype=np.float64).copy())
     with_camera = (0.0 < c_cam[2] <= a.carry_max_depth_m and ref is not None and fp.t_s - ref[0] <= a.carry_window_s
-                   and float(np.linalg.norm(c_cam - ref[1])) <= a.carry_cam_tol_m)
-    if with_camera and (rec.carried or float(np.linalg.norm(o.centre_w - ref[2])) >= a.carry_min_move_m):
+                   and float(vector_norm(c_cam - ref[1])) <= a.carry_cam_tol_m)
+    if with_camera and (rec.carried or float(vector_norm(o.centre_w - ref[2])) >= a.carry_min_move_m):
         if not rec.carried:
             rec.carry_t.append(fp.t_s)  # picked up
         rec.pending, rec.pending_voxels, rec.moving = [], VoxelSet(), False
@@ -237,7 +237,7 @@ def carve(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> 
 
 def _pending_move(rec: ObjectRecord, o: Obs, objs: ObjectStore, t: float) -> None:
     cfg = objs.cfg
-    if rec.pending and np.linalg.norm(rec.pending[-1][1] - o.centre_w) > cfg.association.track_jump_m / 2:
+    if rec.pending and vector_norm(rec.pending[-1][1] - o.centre_w) > cfg.association.track_jump_m / 2:
         rec.pending, rec.pending_voxels = [], VoxelSet()
     rec.pending.append((t, o.centre_w))
     rec.pending_voxels.add(o.voxels, cfg.map.max_voxels_per_object)
@@ -258,7 +258,7 @@ def _keyframe(rec: ObjectRecord, o: Obs, fp: FramePerception, frame_pos: int, ob
     ref = KeyframeRef(f.t_s, (int(f.index) if f.index >= 0 else frame_pos), tuple(float(v) for v in box),
                       visibility_score(o.inst.mask, o.inst.score, objs.cfg.keyframes))
     view = f.T_world_cam.t - rec.position
-    view = view / max(np.linalg.norm(view), 1e-9)
+    view = view / max(vector_norm(view), 1e-9)
     changed = consider_keyframe(rec, ref, view, objs.cfg)
     if changed:
         objs.images.acquire(ref.frame_index, f.rgb)

@@ -17,9 +17,17 @@ def visibility_score(mask: np.ndarray, score: float, cfg: KeyframeConfig) -> flo
     """Detector score times how much of the image the object fills (``keyframes.full_area``: all of it), scaled
     by ``keyframes.border_scale`` when cut by the border (area counted on every second pixel)."""
     h, w = mask.shape
-    area = float(np.count_nonzero(mask[::2, ::2])) * 4.0 / (h * w)
+    area = float(_every_second_pixel(mask)) * 4.0 / (h * w)
     touches = mask[0].any() or mask[-1].any() or mask[:, 0].any() or mask[:, -1].any()
     return float(score) * min(1.0, area / cfg.full_area) * (cfg.border_scale if touches else 1.0)
+
+
+def _every_second_pixel(mask: np.ndarray) -> int:
+    """``np.count_nonzero(mask[::2, ::2])``: on a C-ordered boolean mask of even width, every second row read as
+    little-endian pairs of pixels whose low byte is the even column's (a strided count is slower)."""
+    if mask.dtype == bool and mask.ndim == 2 and mask.size and mask.shape[1] % 2 == 0 and mask.flags.c_contiguous:
+        return int(np.count_nonzero(mask[::2].view("<u2") & 1))
+    return int(np.count_nonzero(mask[::2, ::2]))
 
 
 def _angle_deg(a: tuple[float, ...], b: tuple[float, ...]) -> float:
@@ -36,7 +44,7 @@ def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray,
     """
     if len(rec.keyframes) >= cfg.keyframes.max_log:
         return []
-    vd = tuple(float(v) for v in view_dir)
+    vd = tuple(np.asarray(view_dir, dtype=np.float64).tolist())
     live = rec.live_keyframes()
     if any(abs(ref.t_s - k.ref.t_s) < cfg.keyframes.min_gap_s for k in live):
         return []

@@ -9,6 +9,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from .._atomic import StateError, column
+from ..geometry import row_norms
 from . import ingest
 from .buffers import canonical_nans
 from .component import FrameStep, State
@@ -184,7 +185,7 @@ class ObjectStore:
         """Live (not merged) records whose centre is within ``radius_m`` + half their size of ``p_w``, in record
         order; only the records of the grid cells within reach are measured."""
         cand = self.grid.candidates(p_w, radius_m)
-        d = np.linalg.norm(self.live_pos[cand] - p_w, axis=1)
+        d = row_norms(self.live_pos[cand] - p_w)
         hit = cand[self.live_alive[cand] & (d <= radius_m + 0.5 * self.live_size[cand])]
         return [self.records[i] for i in hit.tolist()]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Optional
 
 import numpy as np
@@ -104,6 +104,8 @@ class ObjectRecord:
         return len(self.obs_t) + self.state.n_obs_offset
 
     def label_id_from_votes(self) -> int:
+        if len(self.votes) == 1:  # the usual case: one label
+            return next(iter(self.votes))
         return max(self.votes.items(), key=lambda kv: (kv[1], -kv[0]))[0]
 
     def add_observation(self, t_s: float, frame_index: int, label_id: int, score: float) -> None:
@@ -125,7 +127,7 @@ class ObjectRecord:
                     "first_seen_s": t_s}
         for k in ("position_w", "extent_m"):
             if k in changes:
-                changes[k] = tuple(float(v) for v in np.asarray(changes[k], dtype=np.float32))
+                changes[k] = tuple(np.asarray(changes[k], dtype=np.float32).tolist())  # float32 values as floats
         new = State(**(base | changes))
         if self.states and _same(new, self.states[-1]):
             return
@@ -274,8 +276,15 @@ class ObjectRecord:
         self.colour = c["colour"].astype(np.float32) if "colour" in c and len(c["colour"]) else None  # older saves: none
 
 
+_SAME_FIELDS = tuple(f.name for f in fields(State) if f.name not in ("t_s", "gone_since_s"))
+
+
 def _same(a: State, b: State) -> bool:
-    da, db = dict(a.__dict__), dict(b.__dict__)
-    da.pop("t_s"), db.pop("t_s")
-    ga, gb = da.pop("gone_since_s"), db.pop("gone_since_s")
-    return da == db and (ga == gb or (math.isnan(ga) and math.isnan(gb)))
+    """The two rows report the same state (times aside; NaN gone times alike): their fields' dict comparison
+    (identity, then ==), field by field."""
+    for k in _SAME_FIELDS:
+        x, y = getattr(a, k), getattr(b, k)
+        if x is not y and not x == y:
+            return False
+    ga, gb = a.gone_since_s, b.gone_since_s
+    return ga == gb or (math.isnan(ga) and math.isnan(gb))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import numpy as np
 
 from .._atomic import StateError, column
+from ..geometry import vector_norm
 from .component import FrameStep, State
 from .snapshot import PlaceNode
 
@@ -52,7 +53,7 @@ class PlaceClusterer:
         if places:
             near = np.flatnonzero(np.sqrt(((centres[: len(places)] - position_w) ** 2).sum(axis=1)) <= self.eps_m + 1e-6)
             for i in (places[j] for j in near.tolist()):
-                d = float(np.linalg.norm(self._sums[i] / self._counts[i] - position_w))
+                d = float(vector_norm(self._sums[i] / self._counts[i] - position_w))
                 if d <= best_d:
                     best, best_d = i, d
         if best < 0:

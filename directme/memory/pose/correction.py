@@ -1,7 +1,6 @@
 """A pose correction - a turn about the vertical through a pivot, then a shift - and a frame re-posed by one."""
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,8 +37,12 @@ class Correction:
 
 def with_pose(fp: FramePerception, T_world_cam: Pose) -> FramePerception:
     """``fp`` with the frame's pose replaced (arrays shared, already validated)."""
-    frame = copy.copy(fp.frame)
-    object.__setattr__(frame, "T_world_cam", T_world_cam)
-    out = copy.copy(fp)
-    object.__setattr__(out, "frame", frame)
+    return _shallow(fp, frame=_shallow(fp.frame, T_world_cam=T_world_cam))
+
+
+def _shallow(obj, **fields):
+    """``copy.copy(obj)`` of a frozen dataclass instance (its ``__dict__`` copied, as copy.copy does for these)
+    with ``fields`` replaced, without copy's generic protocol or the class's checks."""
+    out = object.__new__(type(obj))
+    out.__dict__.update(obj.__dict__, **fields)
     return out

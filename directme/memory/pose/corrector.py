@@ -25,6 +25,7 @@ from .relocalize import Relocaliser
 from .scan import ScanMatcher
 from .vertical import VerticalEstimator
 
+_EYE4 = np.eye(4)
 STAGES = ("vertical", "heading", "scan", "relocalisation")  # the order the stages correct a frame in
 
 
@@ -53,7 +54,7 @@ class PoseCorrector:
 
     @property
     def identity(self) -> bool:
-        return bool(np.array_equal(self.T_mem_input, np.eye(4)))
+        return bool((self.T_mem_input == _EYE4).all())  # np.array_equal of two 4x4 arrays
 
     def corrected(self, fp: FramePerception) -> FramePerception:
         """``fp`` with its pose in the memory frame (``fp`` itself while there is no correction)."""

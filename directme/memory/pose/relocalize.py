@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import numpy as np
 
 from ..._atomic import StateError
-from ...geometry import ground_basis, rotation_about_axis
+from ...geometry import ground_basis, rotation_about_axis, row_norms, vector_norm
 from ..association import Obs, co_observed
 from ..component import FrameStep, State
 from ..config import MemoryConfig
@@ -166,7 +166,7 @@ class Relocaliser:
         self.pairs = [p for p in self.pairs if t_s - p.t_s <= cfg.relocalisation.window_s]
         live = {p.record for p in self.pairs}
         self.aligned = {r: a for r, a in self.aligned.items() if r in live}
-        C_inv = np.linalg.inv(T_mem_input)
+        C_inv: Optional[np.ndarray] = None  # inverted when a pair needs it (most frames have none)
         n = 0
         for i, o in enumerate(obs):
             if float(np.max(o.extent_m)) > cfg.relocalisation.max_extent_m:
@@ -192,7 +192,9 @@ class Relocaliser:
                 else:  # seen again a moment ago: where it was before this visit (its points now mix both)
                     r_w = np.asarray(rec.state_at(rec.obs_t[k + 1] - 1e-9).position_w, dtype=np.float64)
                     aligned = self.aligned.get(rec.index, False)
-                if np.linalg.norm(r_w - o.centre_w) <= allowed:
+                if vector_norm(r_w - o.centre_w) <= allowed:
+                    if C_inv is None:
+                        C_inv = np.linalg.inv(T_mem_input)
                     self.pairs.append(LandmarkPair(t_s, (t_s, i), o.label_id, C_inv[:3, :3] @ o.centre_w + C_inv[:3, 3],
                                                    rec.index, r_w, allowed, int(o.inst.track_id), aligned))
                     if k == len(rec.obs_t) - 1:
@@ -211,26 +213,26 @@ class Relocaliser:
         c = np.array([C[:3, :3] @ p.c_in + C[:3, 3] for p in pairs])  # where the current correction puts them
         r = np.array([p.r_w for p in pairs])
         off = r - c
-        ok = np.linalg.norm(off, axis=1) <= np.array([p.allowed_m for p in pairs])
+        ok = row_norms(off) <= np.array([p.allowed_m for p in pairs])
         if ok.sum() < cfg.relocalisation.min_support:
             return None
         max_yaw = math.radians(cfg.relocalisation.max_yaw_deg)
-        if max_yaw == 0 and float(np.max(np.linalg.norm(off[ok], axis=1))) < cfg.relocalisation.min_shift_m:
+        if max_yaw == 0 and float(np.max(row_norms(off[ok]))) < cfg.relocalisation.min_shift_m:
             return None  # every translation they could support (a mean of their offsets) is too small to apply
         B = ground_basis(up)
         c2, r2 = (c - pivot_w) @ B.T, (r - pivot_w) @ B.T
         hyps: list[tuple[float, np.ndarray]] = []
         idx = np.flatnonzero(ok)
         for k in idx.tolist():  # one pair: a pure translation (offsets within 5 cm of one tried are not new)
-            if not any(float(np.linalg.norm(off[k] - shift)) < cfg.relocalisation.hypothesis_step_m for _, shift in hyps):
+            if not any(float(vector_norm(off[k] - shift)) < cfg.relocalisation.hypothesis_step_m for _, shift in hyps):
                 hyps.append((0.0, off[k]))
         for a in idx.tolist() if max_yaw > 0 else []:  # two pairs with a long baseline: rotation + translation
             for b in idx.tolist():
                 if b <= a or pairs[a].record == pairs[b].record or pairs[a].obs_key == pairs[b].obs_key:
                     continue
                 dc, dr = c2[b] - c2[a], r2[b] - r2[a]
-                nc = float(np.linalg.norm(dc))
-                if nc < cfg.relocalisation.min_baseline_m or abs(nc - float(np.linalg.norm(dr))) > cfg.relocalisation.tol_m:
+                nc = float(vector_norm(dc))
+                if nc < cfg.relocalisation.min_baseline_m or abs(nc - float(vector_norm(dr))) > cfg.relocalisation.tol_m:
                     continue
                 yaw = math.atan2(dr[1], dr[0]) - math.atan2(dc[1], dc[0])
                 yaw = (yaw + math.pi) % (2 * math.pi) - math.pi
@@ -247,9 +249,9 @@ class Relocaliser:
             if abs(float(corr.shift_w @ up)) > cfg.relocalisation.max_vertical_m:
                 continue  # drift is along the floor: a large vertical offset means the landmarks are wrong
             support = min(len(members), len({pairs[j].label_id for j in members}) + 1)
-            if float(np.linalg.norm(corr.shift_w)) > cfg.relocalisation.big_shift_m:
+            if float(vector_norm(corr.shift_w)) > cfg.relocalisation.big_shift_m:
                 support -= 1  # a big jump needs one more landmark
-            resid = float(np.linalg.norm(corr.apply(c[members]) - r[members], axis=1).sum()) if members else 0.0
+            resid = float(row_norms(corr.apply(c[members]) - r[members]).sum()) if members else 0.0
             scored.append((support, resid, corr, members))
         if not scored:
             return None
@@ -261,9 +263,9 @@ class Relocaliser:
         for s, _, other, _ in scored[1:]:  # a clearly different correction with as much support: ambiguous
             if s < support:
                 break
-            if np.linalg.norm(other.apply(pivot_w[None])[0] - pivot_w - moved) > 2 * cfg.relocalisation.tol_m:
+            if vector_norm(other.apply(pivot_w[None])[0] - pivot_w - moved) > 2 * cfg.relocalisation.tol_m:
                 return None
-        if np.linalg.norm(moved) < cfg.relocalisation.min_shift_m and abs(best.yaw_rad) < math.radians(cfg.relocalisation.min_yaw_deg):
+        if vector_norm(moved) < cfg.relocalisation.min_shift_m and abs(best.yaw_rad) < math.radians(cfg.relocalisation.min_yaw_deg):
             return None
         if 2 * sum(pairs[j].aligned for j in members) >= len(members):
             return None  # the points already lie on the landmarks: partial views, not drift
@@ -273,7 +275,7 @@ class Relocaliser:
     def _inliers(corr: Correction, c: np.ndarray, r: np.ndarray, ok: np.ndarray, pairs: Sequence[LandmarkPair],
                  tol: float) -> list[int]:
         """One-to-one pairs (distinct instances and landmarks) the correction brings within ``tol``."""
-        d = np.linalg.norm(corr.apply(c) - r, axis=1)
+        d = row_norms(corr.apply(c) - r)
         used_o, used_r, out = set(), set(), []
         for j in np.argsort(d, kind="stable").tolist():
             if d[j] > tol:
@@ -292,14 +294,16 @@ class Relocaliser:
             return corr, members
         m = np.asarray(members)
         yaw = 0.0
-        pc, pr = c2[m] - c2[m].mean(axis=0), r2[m] - r2[m].mean(axis=0)
+        cm, rm = c2[m], r2[m]
+        pc, pr = cm - np.add.reduce(cm, axis=0) / len(m), rm - np.add.reduce(rm, axis=0) / len(m)  # centred (mean)
         if cfg.relocalisation.max_yaw_deg > 0 and len(members) >= 3 and float(np.max(np.linalg.norm(pc[:, None] - pc[None], axis=2))) >= cfg.relocalisation.min_baseline_m:
             H = pc.T @ pr  # 2D Kabsch: angle maximising the alignment of the centred sets
             yaw = math.atan2(H[0, 1] - H[1, 0], H[0, 0] + H[1, 1])
             if abs(yaw) > math.radians(cfg.relocalisation.max_yaw_deg):
                 return corr, members
         R = rotation_about_axis(corr.up, yaw)
-        shift = np.mean([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members], axis=0)
+        shift = np.add.reduce(np.array([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members]), axis=0) / \
+            len(members)  # their mean
         new = Correction(yaw, corr.pivot_w, shift, corr.up)
         new_members = self._inliers(new, c, r, ok, pairs, cfg.relocalisation.tol_m)
         return (new, new_members) if len(new_members) >= len(members) else (corr, members)

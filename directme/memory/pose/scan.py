@@ -21,13 +21,14 @@ of a new view slid onto older structure nearby); and the fit must rise with the 
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...geometry import Intrinsics, ground_basis
+from ...geometry import Intrinsics, columns, ground_basis
 from ..buffers import canonical_nans
 from ..component import FrameStep, State
 from ..config import MemoryConfig, ScanConfig
@@ -43,10 +44,10 @@ def camera_points(depth_m: np.ndarray, K: Intrinsics, cfg: ScanConfig) -> np.nda
     intrinsics of a tiny image are refused by their own checks (the fuzz test of odd image sizes)."""
     s = cfg.pixel_stride
     d = np.asarray(depth_m[s // 2::s, s // 2::s], dtype=np.float64)
-    v, u = np.mgrid[s // 2:depth_m.shape[0]:s, s // 2:depth_m.shape[1]:s]
+    v, u = _pixel_grid(depth_m.shape[:2], s)
     ok = np.isfinite(d) & (d >= cfg.min_depth_m) & (d <= cfg.max_depth_m)
     z = d[ok]
-    return np.stack([(u[ok] - K.cx) / K.fx * z, (v[ok] - K.cy) / K.fy * z, z], axis=1)
+    return columns((u[ok] - K.cx) / K.fx * z, (v[ok] - K.cy) / K.fy * z, z)
 
 
 def structure_xy(p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg: ScanConfig) -> np.ndarray:
@@ -56,6 +57,16 @@ def structure_xy(p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, cfg
     h = d_w @ up
     keep = (h >= -cfg.below_cam_m) & (h <= cfg.above_cam_m)
     return (d_w[keep] + T_world_cam[:3, 3]) @ ground_basis(up).T
+
+
+@functools.lru_cache(maxsize=8)
+def _pixel_grid(shape: tuple[int, int], s: int) -> tuple[np.ndarray, np.ndarray]:
+    """``camera_points``' (rows, columns) of the strided pixels of an image of ``shape`` (read-only, kept per
+    size)."""
+    v, u = np.mgrid[s // 2:shape[0]:s, s // 2:shape[1]:s]
+    v.setflags(write=False)
+    u.setflags(write=False)
+    return v, u
 
 
 class ScanMatcher:
@@ -82,7 +93,7 @@ class ScanMatcher:
         (over seconds the input poses are better than a registration), or None."""
         xy = self.structure(p_cam, T_world_cam, up, cfg)
         if len(xy) > cfg.max_points:  # an even subset: the registration's cost grows with the points
-            xy = xy[np.linspace(0, len(xy) - 1, cfg.max_points).astype(np.int64)]
+            xy = xy[_even_subset(len(xy), cfg.max_points)]
         if len(xy) < cfg.min_support or self.grid.hits.size == 0:
             self.last = "few points"
             return None
@@ -98,11 +109,10 @@ class ScanMatcher:
             return None
         # correlative search over shifts on the coarse grid, then Gauss-Newton on each level from the best
         k = int(round(cfg.search_m / coarse.cell))
-        offs = np.stack(np.meshgrid(np.arange(-k, k + 1), np.arange(-k, k + 1), indexing="ij"), -1).reshape(-1, 2) * coarse.cell
-        scores = coarse.score(xy, k)
-        zero = scores[len(offs) // 2]
+        scores = coarse.score(xy, k)  # the shifts by whole cells in [-k, k] along both axes, the first one major
+        zero = scores[len(scores) // 2]
         best = int(np.argmax(scores))
-        xi = np.array([offs[best][0], offs[best][1], 0.0])
+        xi = np.array([(best // (2 * k + 1) - k) * coarse.cell, (best % (2 * k + 1) - k) * coarse.cell, 0.0])
         dof = 3 if cfg.max_turn_deg > 0 else 2  # no turn allowed: translation only
         turn = dof == 3
         eye = np.eye(dof)
@@ -118,12 +128,15 @@ class ScanMatcher:
                     break
                 Jo = J[on][:, :dof]
                 H = Jo.T @ Jo
-                tr = float(np.trace(H))
+                h = H.tolist()
+                tr = sum(h[i][i] for i in range(dof))  # np.trace's sum, in Python floats
                 if not tr > 1e-12:
                     break  # the points lie where the field is flat (inside a filled area): no direction to go
-                H += cfg.damping * tr / dof * eye
-                step = np.zeros(3)
-                step[:dof] = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
+                if turn:
+                    H += cfg.damping * tr / dof * eye
+                    step = np.linalg.solve(H, Jo.T @ (1.0 - val[on]))
+                else:
+                    step = np.array((*_solve2(h, (Jo.T @ (1.0 - val[on])).tolist(), cfg.damping * tr / dof), 0.0))
                 n = float(np.hypot(step[0], step[1]))
                 if n > fld.cell:  # at most one field cell a step: the field's slope reaches about that far
                     step *= fld.cell / n
@@ -136,7 +149,7 @@ class ScanMatcher:
             self.last = "support"
             return None
         H2 = J1[on][:, :2].T @ J1[on][:, :2] / on.sum()
-        weakest = float(np.linalg.eigvalsh(H2)[0])
+        weakest = _weakest(H2, cfg.min_constraint)
         if weakest < cfg.min_constraint:
             self.last = f"constraint {weakest:.2f}"
             return None  # one wall: the other direction is free (or the points lie on nothing)
@@ -222,6 +235,7 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool 
     there. ``turn=False`` (no turn in ``xi``, none asked for): the turn column is left 0; ``at``: the points'
     coordinates turned by 0 about ``c`` (``_unturned``), computed once for every shift."""
     if not turn and xi[2] == 0.0:
+        # three columns: register's Jo is then a strided view, whose Jo.T @ Jo rounds as it always did
         val, J = fld.sample_xy((_unturned(xy, c) if at is None else at) + xi[:2, None], cols=3)
         return J, val
     cs, sn = math.cos(xi[2]), math.sin(xi[2])
@@ -231,6 +245,43 @@ def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool 
     dq = q - c - xi[:2]  # d q / d theta = (-dq_y, dq_x)
     J = np.stack([grad[:, 0], grad[:, 1], -grad[:, 0] * dq[:, 1] + grad[:, 1] * dq[:, 0]], axis=1)
     return J, val
+
+
+def _weakest(H: np.ndarray, threshold: float) -> float:
+    """The smaller eigenvalue of the symmetric 2x2 ``H`` - in closed form when it is clearly above ``threshold``
+    (``np.linalg.eigvalsh`` would say so too: both are exact to a few ulps of H's size), else eigvalsh's own value."""
+    (a, b), (_, c) = H.tolist()
+    low = 0.5 * (a + c) - math.hypot(0.5 * (a - c), b)
+    if math.isfinite(low) and low - threshold > 1e-9 * (abs(a) + abs(b) + abs(c) + abs(threshold)):
+        return low
+    return float(np.linalg.eigvalsh(H)[0])
+
+
+def _even_subset(n: int, m: int) -> np.ndarray:
+    """Indices of ``m`` of ``n`` points evenly spread (first and last included):
+    ``np.linspace(0, n - 1, m).astype(np.int64)``, computed as linspace does without its argument handling."""
+    if n < 2 or m < 2:
+        return np.linspace(0, n - 1, m).astype(np.int64)
+    y = np.arange(m, dtype=np.float64)
+    y *= np.float64(n - 1) / (m - 1)
+    y[-1] = n - 1
+    return y.astype(np.int64)
+
+
+def _solve2(H: list, b: list, damping: float) -> tuple[float, float]:
+    """``np.linalg.solve(H + damping * I, b)`` for a 2x2 ``H``: LAPACK's LU with partial pivoting (the multiplier
+    by the pivot's reciprocal, the solution by division), bit for bit, without its per-call cost."""
+    (a00, a01), (a10, a11) = H
+    a00, a01, a10, a11 = a00 + damping, a01 + 0.0, a10 + 0.0, a11 + damping
+    b0, b1 = b
+    if abs(a10) > abs(a00):
+        a00, a01, a10, a11, b0, b1 = a10, a11, a00, a01, b1, b0
+    l = a10 * (1.0 / a00)
+    u11 = a11 - l * a01
+    if a00 == 0.0 or u11 == 0.0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    x1 = (b1 - l * b0) / u11
+    return (b0 - a01 * x1) / a00, x1
 
 
 def _values(xy: np.ndarray, c: np.ndarray, fld: Field, turn: bool, at: np.ndarray) -> np.ndarray:

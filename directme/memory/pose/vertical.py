@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Mapping, Optional
 import numpy as np
 
 from ..._atomic import StateError
-from ...geometry import Intrinsics, Pose, default_up_world
+from ...geometry import Intrinsics, Pose, columns, default_up_world
 from ..buffers import canonical_nans
 from ..component import FrameStep, State
 from ..config import MemoryConfig, VerticalConfig
@@ -29,18 +29,16 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
 
     Depth is box-smoothed over 3x3 grid cells first (per-pixel depth noise would swamp the normals);
     normals spanning a depth jump (an occluding edge) or an invalid pixel are dropped."""
-    from scipy import ndimage
-
     h, w = depth_m.shape
     s = max(1, w // grid_cols)
     d = np.asarray(depth_m[::s, ::s], dtype=np.float64)
     valid = np.isfinite(d) & (d > 0)
     if valid.all():  # every cell valid: the share of valid cells is the same for every frame of this size
-        num = ndimage.uniform_filter(d, 3, mode="nearest")
+        num = _box3(d)
         whole, den = _all_valid_share(d.shape)
     else:
-        num = ndimage.uniform_filter(np.where(valid, d, 0.0), 3, mode="nearest")
-        den = ndimage.uniform_filter(valid.astype(np.float64), 3, mode="nearest")
+        num = _box3(np.where(valid, d, 0.0))
+        den = _box3(valid.astype(np.float64))
         whole, den = den > 0.99, np.maximum(den, 1e-9)
     z = np.where(whole, num / den, np.nan)  # only where the whole 3x3 is valid
     gh, gw = z.shape
@@ -58,8 +56,17 @@ def surface_normals_w(depth_m: np.ndarray, intrinsics: Intrinsics, R_world_cam: 
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(sq) & (sq > 0) & (jump < 0.5 * z[2:-2, 2:-2].ravel())  # NaN (an invalid cell) fails
     norm = np.sqrt(sq[ok])
-    n = np.stack([c[ok] / norm for c in n], axis=1)
+    n = columns(*(c[ok] / norm for c in n))
     return n @ np.asarray(R_world_cam, dtype=np.float64).T
+
+
+def _box3(a: np.ndarray) -> np.ndarray:
+    """``ndimage.uniform_filter(a, 3, mode="nearest")`` of a 2-D float64 array: the same two 1-D passes, the second
+    in place, as it makes them (without its per-call argument handling)."""
+    from scipy import ndimage
+
+    out = ndimage.uniform_filter1d(a, 3, 0, mode="nearest")
+    return ndimage.uniform_filter1d(out, 3, 1, out, mode="nearest")
 
 
 @functools.lru_cache(maxsize=4)
