@@ -148,6 +148,8 @@ class ObjectStore:
             keep.voxels.add(gone.voxels, self.cfg.map.max_voxels_per_object)
         for k, w in gone.votes.items():
             keep.votes[k] = keep.votes.get(k, 0.0) + w
+        if len(gone.sizes):  # its views count from the merge on (the extent before it stays as it was)
+            keep.sizes.add(t_s, *gone.sizes.all_views(), self.cfg.map.measure_quantile)
         for kf in gone.live_keyframes():
             kf.removed_s = t_s
             self.images.release(kf.ref.frame_index)
@@ -243,7 +245,7 @@ class ObjectStore:
         for lab in labels:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
-        optional = ("embedding", "pres_t", "pres_l", "carry_t")  # the belief and carry logs are newer than some saves
+        optional = ("embedding", "pres_t", "pres_l", "carry_t", "size_t", "size_v", "size_clear", "size_est")  # the belief and carry logs are newer than some saves
         missing = [n for n in ObjectRecord(0).columns() if n not in names and n not in optional]
         if missing:
             raise StateError(f"obj/{missing[0]}/len", "missing")
