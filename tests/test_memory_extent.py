@@ -1,6 +1,9 @@
 """The measured extent (memory/extent.py): one view's size from its eroded, depth-averaged mask; the extent over
 views grows with them, shrugs off a few stray ones, and survives a save (older saves load without it)."""
 import numpy as np
+import pytest
+
+from directme._atomic import StateError
 
 from directme.answerers.measure import size_m
 from directme.geometry import Intrinsics
@@ -71,5 +74,7 @@ def test_the_measured_extent_round_trips_and_older_saves_load(tmp_path):
     old = {k: v for k, v in arrays.items() if not k.startswith("obj/size_")}  # a save from before the measured extent
     store = type(mem.objects).from_state(CFG, (meta, old), {})
     assert all(len(r.sizes) == 0 for r in store.records)
+    with pytest.raises(StateError, match="size_est"):  # a part of it missing is a broken save
+        type(mem.objects).from_state(CFG, (meta, {k: v for k, v in arrays.items() if "size_est" not in k}), {})
     node = nodes["cabinet"]
     assert np.array_equal(size_m(type(node)(**{**node.__dict__, "measured_extent_m": None})), node.extent_m)
