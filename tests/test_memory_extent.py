@@ -31,7 +31,7 @@ def _view(noise: float = 0.0, grow_px: int = 0, seed: int = 0):
 def test_a_view_measures_the_box_it_shows():
     depth, mask, T = _view()
     size, clear = view_extent(mask, depth, K, T, CFG.map)
-    assert clear
+    assert clear is True
     assert np.all(np.abs(size - np.array(BOX.size_m)) < 0.05), size
 
 
@@ -43,6 +43,16 @@ def test_a_view_resists_pixel_depth_noise_and_a_grown_mask():
     err, raw_err = np.abs(size - BOX.size_m), np.abs(raw_size - BOX.size_m)
     assert err.max() < 0.08, size  # within the grown band (2 pixels each side, 2.3 cm here) and a little noise
     assert raw_err.max() > 2 * err.max(), (raw_size, size)  # what the points' box would have said
+
+
+def test_a_view_of_a_partly_hidden_or_cut_off_object_is_not_clear():
+    T = look_at((0.0, -2.6, 1.2), BOX.centre_w)
+    front = Box(2, "box", (0.25, -0.8, 0.3), (0.4, 0.3, 0.6))  # stands between the camera and half the cabinet
+    depth, idx = render([BOX, front], T, K)
+    assert view_extent(idx == 0, depth, K, T, CFG.map)[1] is False
+    near = look_at((0.0, -0.9, 0.6), BOX.centre_w)  # so close that the cabinet fills the image
+    depth, idx = render([BOX], near, K)
+    assert view_extent(idx == 0, depth, K, near, CFG.map)[1] is False
 
 
 def test_the_extent_grows_with_views_and_shrugs_off_a_few_stray_ones():
