@@ -7,10 +7,9 @@ long. A size is measured per view instead, from points that noise touches less: 
 silhouette and of a strided grid inside it takes the mean depth of the mask's core (the mask eroded by
 ``map.measure_erode_px``: its boundary band may show the background) in a ``map.measure_window_px`` window around
 it - depth noise that is independent from pixel to pixel shrinks by about the window's side, a smooth surface
-keeps its depth, and the silhouette keeps its place in the image. Views whose mask touches the image border
-(a cut-off object) or borders on something nearer (a partly hidden one) count only when no other view is
+keeps its depth, and the silhouette keeps its place in the image. Views whose mask touches the image border (a cut-off object) count only when no other view is
 clear. The extent is the ``map.measure_quantile`` of the views' sizes per world axis: it grows as views show
-more of the object, and a few views spoiled by a wrong association do not move it."""
+more of the object, and a few views spoiled by a wrong association or an occluder do not move it."""
 from __future__ import annotations
 
 from array import array
@@ -38,19 +37,6 @@ def erode(mask: np.ndarray, px: int) -> np.ndarray:
     return m
 
 
-def dilate(mask: np.ndarray, px: int) -> np.ndarray:
-    """``mask`` grown by ``px`` pixels (4-neighbourhood)."""
-    m = mask.copy()
-    for _ in range(px):
-        grown = m.copy()
-        grown[1:] |= m[:-1]
-        grown[:-1] |= m[1:]
-        grown[:, 1:] |= m[:, :-1]
-        grown[:, :-1] |= m[:, 1:]
-        m = grown
-    return m
-
-
 def _box_mean(values: np.ndarray, valid: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(sum, count) of the valid values in the k x k window around each pixel (integral images)."""
     r = k // 2
@@ -69,9 +55,7 @@ def _box_mean(values: np.ndarray, valid: np.ndarray, k: int) -> tuple[np.ndarray
 def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose,
                 cfg: MapConfig) -> Optional[tuple[np.ndarray, bool]]:
     """(world-axis size (3,), clear) of the object one view shows, or None when too little of it has depth;
-    ``clear``: its mask keeps ``map.measure_border_px`` off the image border (not cut off) and at most
-    ``map.measure_hidden_frac`` of the pixels just outside it are ``map.measure_occluder_rel`` nearer than its
-    nearest part (not partly hidden behind something)."""
+    ``clear``: its mask keeps ``map.measure_border_px`` off the image border (not cut off)."""
     rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
     if not len(rows):
         return None
@@ -79,8 +63,7 @@ def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_ca
     b = cfg.measure_border_px
     clear = rows[0] >= b and cols[0] >= b and rows[-1] < h - b and cols[-1] < w - b
     e, k = cfg.measure_erode_px, cfg.measure_window_px
-    pad = e + 2
-    y0, y1, x0, x1 = max(rows[0] - pad, 0), min(rows[-1] + pad + 1, h), max(cols[0] - pad, 0), min(cols[-1] + pad + 1, w)
+    y0, y1, x0, x1 = max(rows[0] - 1, 0), min(rows[-1] + 2, h), max(cols[0] - 1, 0), min(cols[-1] + 2, w)
     sil = mask[y0:y1, x0:x1]
     d = depth_m[y0:y1, x0:x1].astype(np.float64)
     valid = sil & np.isfinite(d) & (d > 0) & (d <= cfg.max_depth_m)
@@ -98,10 +81,6 @@ def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_ca
     if len(z) >= cfg.inlier_min_px:
         keep = _inliers(z, cfg)
         vs, us, z = vs[keep], us[keep], z[keep]
-    rz = d[dilate(sil, e + 1) & ~sil]  # just outside the mask (past a band it may have grown by)
-    rz = rz[np.isfinite(rz) & (rz > 0)]
-    nearer = np.count_nonzero(rz < (1.0 - cfg.measure_occluder_rel) * np.quantile(z, 0.05))
-    clear = clear and nearer <= cfg.measure_hidden_frac * max(len(rz), 1)  # partly hidden by something in front
     cam = np.stack([(us + x0 - K.cx) / K.fx * z, (vs + y0 - K.cy) / K.fy * z, z], axis=1)
     pts = cam @ T_world_cam.R.T + T_world_cam.t
     return trimmed_box(pts, cfg.measure_trim)[1], bool(clear)

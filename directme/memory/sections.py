@@ -66,8 +66,6 @@ class MapConfig:
     measure_window_px: int = 9  # ... its depths averaged over this window (odd) within the eroded mask ...
     measure_trim: float = 0.02  # ... the [trim, 1 - trim] quantile box of its points is the view's size ...
     measure_border_px: int = 1  # ... a view whose mask comes this near the image border is cut off ...
-    measure_occluder_rel: float = 0.15  # ... a pixel just outside the mask this share nearer than it hides it ...
-    measure_hidden_frac: float = 0.05  # ... more than this share of those pixels hiding it: the view is not clear ...
     measure_quantile: float = 0.8  # ... and the extent is this quantile of the clear views' sizes per world axis
 
     def __post_init__(self) -> None:
@@ -76,7 +74,7 @@ class MapConfig:
                at_least_one=("pixel_stride", "max_voxels_per_object", "min_points", "max_instances_per_frame",
                              "dense_below_px", "inlier_min_px", "back_ring_px", "back_min_ring_px",
                              "measure_window_px"),
-               unit=("back_ring_quantile", "measure_quantile", "measure_occluder_rel", "measure_hidden_frac"),
+               unit=("back_ring_quantile", "measure_quantile"),
                non_negative=("inlier_min_rel", "back_flat_ratio", "measure_erode_px", "measure_border_px"))
         for f in ("position_trim", "obs_trim", "measure_trim"):
             if not 0 <= _number(self, f) < 0.5:
