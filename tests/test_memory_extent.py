@@ -45,11 +45,7 @@ def test_a_view_resists_pixel_depth_noise_and_a_grown_mask():
     assert raw_err.max() > 2 * err.max(), (raw_size, size)  # what the points' box would have said
 
 
-def test_a_view_of_a_partly_hidden_or_cut_off_object_is_not_clear():
-    T = look_at((0.0, -2.6, 1.2), BOX.centre_w)
-    front = Box(2, "box", (0.25, -0.8, 0.3), (0.4, 0.3, 0.6))  # stands between the camera and half the cabinet
-    depth, idx = render([BOX, front], T, K)
-    assert view_extent(idx == 0, depth, K, T, CFG.map)[1] is False
+def test_a_view_of_a_cut_off_object_is_not_clear():
     near = look_at((0.0, -0.9, 0.6), BOX.centre_w)  # so close that the cabinet fills the image
     depth, idx = render([BOX], near, K)
     assert view_extent(idx == 0, depth, K, near, CFG.map)[1] is False

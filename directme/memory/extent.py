@@ -7,8 +7,8 @@ long. A size is measured per view instead, from points that noise touches less: 
 silhouette and of a strided grid inside it takes the mean depth of the mask's core (the mask eroded by
 ``map.measure_erode_px``: its boundary band may show the background) in a ``map.measure_window_px`` window around
 it - depth noise that is independent from pixel to pixel shrinks by about the window's side, a smooth surface
-keeps its depth, and the silhouette keeps its place in the image. Views whose mask touches the image border (a cut-off object) count only when no other view is
-clear. The extent is the ``map.measure_quantile`` of the views' sizes per world axis: it grows as views show
+keeps its depth, and the silhouette keeps its place in the image. Views whose mask touches the image border
+(a cut-off object) count only when no other view is clear. The extent is the ``map.measure_quantile`` of the views' sizes per world axis: it grows as views show
 more of the object, and a few views spoiled by a wrong association or an occluder do not move it."""
 from __future__ import annotations
 
