@@ -25,20 +25,24 @@ from .prediction import target_nodes as _target_nodes
 TURN_AZIMUTH_DEG = {"left": 90.0, "right": -90.0, "back": 180.0}  # the heading change each turn word means
 
 
+def size_m(node: ObjectNode) -> np.ndarray:
+    """The object's measured extent (world axes; memory/extent.py), or its points' box where memory has none
+    (a save from before it)."""
+    ext = node.measured_extent_m if node.measured_extent_m is not None else node.extent_m
+    return np.zeros(3) if ext is None else np.asarray(ext, dtype=np.float64)
+
+
 def box_corners_w(node: ObjectNode, t_s: float, max_half_m: float = np.inf) -> np.ndarray:
-    """The 8 corners (world) of the axis-aligned box of the object's points at its placement at ``t_s`` (each
-    at most ``max_half_m`` from the centre along an axis)."""
-    half = np.minimum(0.5 * np.asarray(node.extent_m if node.extent_m is not None else np.zeros(3), dtype=np.float64),
-                      max_half_m)
+    """The 8 corners (world) of the object's axis-aligned box (its measured extent, ``size_m``, about its
+    position) at its placement at ``t_s`` (each at most ``max_half_m`` from the centre along an axis)."""
+    half = np.minimum(0.5 * size_m(node), max_half_m)
     signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=np.float64)
     return position_at(node, t_s)[None, :] + signs * half[None, :]
 
 
 def box_gap_m(a: ObjectNode, b: ObjectNode, t_s: float) -> float:
-    """Distance between the closest points of two objects' axis-aligned boxes (0 when they overlap)."""
-    ea = np.asarray(a.extent_m if a.extent_m is not None else np.zeros(3))
-    eb = np.asarray(b.extent_m if b.extent_m is not None else np.zeros(3))
-    gap = np.abs(position_at(a, t_s) - position_at(b, t_s)) - (ea + eb) / 2
+    """Distance between the closest points of two objects' axis-aligned boxes (``size_m``; 0 when they overlap)."""
+    gap = np.abs(position_at(a, t_s) - position_at(b, t_s)) - (size_m(a) + size_m(b)) / 2
     return float(np.linalg.norm(np.maximum(gap, 0.0)))
 
 
@@ -67,13 +71,13 @@ def class_nodes(ctx: QueryContext, i: int, min_obs: int = 2) -> list[ObjectNode]
 
 
 def object_size(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
-    """The longest dimension of the asked object's observed extent (cm): it only grows as more of it is seen. The
-    node is the best seen of the asked class (``class_nodes``: "side table" is not the coffee table)."""
+    """The longest dimension of the asked object's measured extent (cm, ``size_m``): it grows as views show more
+    of it. The node is the best seen of the asked class (``class_nodes``: "side table" is not the coffee table)."""
     nodes = class_nodes(ctx, 0, min_obs=1) if ctx.intent.targets else []
     node = max(nodes, key=lambda n: (n.present, n.n_obs, n.last_seen_s)) if nodes else None
-    if node is None or node.extent_m is None:
+    if node is None or (node.extent_m is None and node.measured_extent_m is None):
         return _none("the object is not in memory")
-    cm = 100.0 * float(np.max(node.extent_m))
+    cm = 100.0 * float(np.max(size_m(node)))
     return Prediction(PredictionKind.NUMBER, f"The {node.label} measures about {cm:.0f} cm along its longest side.",
                       value=cm, unit="cm")
 

@@ -14,6 +14,7 @@ from .config import MemoryConfig
 from .appearance import update_colour
 from .association import Match, Obs, co_observed, match_frame, tentative
 from .keyframes import consider_keyframe, visibility_score
+from .extent import view_extent
 from .map import FrameLift, VoxelSet
 from .objects import ObjectRecord
 from .presence import depth_tol, scene_depth_at, update_seen, views_without
@@ -166,6 +167,7 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         _pending_move(rec, o, objs, t)
     else:
         rec.pending, rec.pending_voxels = [], VoxelSet()
+        _measure(rec, o, fp, cfg)
         carved = carve(rec, o, fp, objs)
         # a view beside the node adds its points only once the old place is seen through (then it is where it is)
         added = (carved or not m.beside) and rec.voxels.add(o.voxels, cfg.map.max_voxels_per_object)
@@ -185,6 +187,14 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
     if not m.far:
         _keyframe(rec, o, fp, frame_pos, objs)
     return rec
+
+
+def _measure(rec: ObjectRecord, o: Obs, fp: FramePerception, cfg: MemoryConfig) -> None:
+    """The object's size as this view shows it, added to its measured extent (memory/extent.py)."""
+    f = fp.frame
+    got = view_extent(o.inst.mask, f.depth_m, f.intrinsics, f.T_world_cam, cfg.map)
+    if got is not None:
+        rec.sizes.add(fp.t_s, got[0][None], np.array([got[1]]), cfg.map.measure_quantile)
 
 
 def carry(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> bool:

@@ -18,6 +18,7 @@ from typing import Optional
 
 import numpy as np
 
+from .extent import ExtentLog
 from .map import VoxelSet
 from .snapshot import KeyframeRef
 
@@ -77,6 +78,7 @@ class ObjectRecord:
         self.carry_t = array("d")  # carried by the wearer from carry_t[0] to carry_t[1], from carry_t[2] ... (ingest.carry)
         self.carry_ref: Optional[tuple[float, np.ndarray, np.ndarray]] = None  # last sighting: (t, camera-frame, world centre)
         self.stood_in_for: dict[int, int] = {}  # record index -> frames where it was seen in its label here, this not
+        self.sizes = ExtentLog()  # each clear view's size and the measured extent after it (memory/extent.py)
         self.colour: Optional[np.ndarray] = None  # RGB histogram of its mask pixels over its sightings (memory/appearance.py)
 
     # ------------------------------------------------------------------ live state
@@ -246,6 +248,7 @@ class ObjectRecord:
             "stood_id": np.array(list(self.stood_in_for), np.int64),
             "stood_n": np.array(list(self.stood_in_for.values()), np.int64),
             "colour": np.zeros(0, np.float32) if self.colour is None else self.colour.astype(np.float32),
+            **self.sizes.columns(),
         }
 
     def restore_columns(self, c: dict[str, np.ndarray]) -> None:
@@ -274,6 +277,7 @@ class ObjectRecord:
         if "stood_id" in c:  # saves from before the stand-in count have none
             self.stood_in_for = {int(i): int(n) for i, n in zip(c["stood_id"], c["stood_n"])}
         self.colour = c["colour"].astype(np.float32) if "colour" in c and len(c["colour"]) else None  # older saves: none
+        self.sizes = ExtentLog.from_columns(c)
 
 
 _SAME_FIELDS = tuple(f.name for f in fields(State) if f.name not in ("t_s", "gone_since_s"))

@@ -62,14 +62,21 @@ class MapConfig:
     back_ring_quantile: float = 0.75  # ... at this quantile of the ring's depths
     back_free_widths: float = 1.5  # the ring this many shell widths behind: it stands free, its back side is added
     back_min_ring_px: int = 3  # a ring with fewer valid pixels says nothing about the space behind
+    measure_erode_px: int = 2  # measured extent (memory/extent.py): each view's mask eroded by this many pixels ...
+    measure_window_px: int = 9  # ... its depths averaged over this window (odd) within the eroded mask ...
+    measure_trim: float = 0.02  # ... the [trim, 1 - trim] quantile box of its points is the view's size ...
+    measure_border_px: int = 1  # ... a view whose mask comes this near the image border is cut off ...
+    measure_quantile: float = 0.8  # ... and the extent is this quantile of the clear views' sizes per world axis
 
     def __post_init__(self) -> None:
         _check(self, positive=("voxel_m", "max_depth_m", "min_cam_depth_m", "inlier_sigmas", "back_min_width_m",
                                "back_free_widths"),
                at_least_one=("pixel_stride", "max_voxels_per_object", "min_points", "max_instances_per_frame",
-                             "dense_below_px", "inlier_min_px", "back_ring_px", "back_min_ring_px"),
-               unit=("back_ring_quantile",), non_negative=("inlier_min_rel", "back_flat_ratio"))
-        for f in ("position_trim", "obs_trim"):
+                             "dense_below_px", "inlier_min_px", "back_ring_px", "back_min_ring_px",
+                             "measure_window_px"),
+               unit=("back_ring_quantile", "measure_quantile"),
+               non_negative=("inlier_min_rel", "back_flat_ratio", "measure_erode_px", "measure_border_px"))
+        for f in ("position_trim", "obs_trim", "measure_trim"):
             if not 0 <= _number(self, f) < 0.5:
                 raise InvalidInputError(f"{_path(self, f)} must be in [0, 0.5), got {getattr(self, f)!r}")
 

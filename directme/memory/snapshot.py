@@ -45,6 +45,7 @@ class ObjectNode:
     obs_times_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # times of its observations <= snapshot t
     presence_p: float = 1.0  # probability that it is at its place, from sightings and views without it
     carried: bool = False  # with the wearer: seen close to the camera and moving with it (memory/ingest.py carry)
+    measured_extent_m: Optional[np.ndarray] = None  # its size measured over its clear views (memory/extent.py) (3,)
 
 
 def record_index(node_id: object) -> int:
