@@ -48,3 +48,22 @@ def test_a_frame_touches_the_tiles_near_it_whatever_the_area_mapped():
     assert len(wide.slot) * wide.tile ** 2 < 4 * 8 * 8 * 64 * 64  # stored: a few tiles a place
     lo, hi = np.array([-251.0, -251.0]), np.array([-243.0, -243.0])
     assert np.array_equal(wide.window(wide.cells(lo), wide.cells(hi)), alone.window(alone.cells(lo), alone.cells(hi)))
+
+
+def test_co_observed_is_the_intersection_of_the_frames():
+    """Bisection of the shorter frame list in the longer (no sort of an object's whole history) says what the
+    intersection of the two lists says."""
+    from array import array
+
+    from directme.memory.association import co_observed
+    from directme.memory.objects import ObjectRecord
+
+    rng = np.random.default_rng(2)
+    for k in range(300):
+        a, b = ObjectRecord(0), ObjectRecord(1)
+        for rec in (a, b):
+            n = int(rng.integers(0, 40))
+            start = int(rng.integers(0, 60))
+            rec.obs_frame = array("i", np.sort(rng.integers(start, start + 80, n)).tolist())
+        want = bool(np.intersect1d(np.array(a.obs_frame), np.array(b.obs_frame)).size)
+        assert co_observed(a, b) is want and co_observed(b, a) is want
