@@ -150,6 +150,8 @@ def test_a_full_grid_forgets_the_oldest_tiles_and_keeps_mapping():
     assert len(g.slot) == 3 and g.dropped_tiles == 2 and len(g) == 3
     at = lambda x: g.window(g.cells(np.array([[x, 0.1]]))[0], g.cells(np.array([[x, 0.1]]))[0] + 1)[0, 0]
     assert [at(10.0 * k + 0.1) for k in range(5)] == [0, 0, 1, 1, 1]
+    one = StructureGrid(0.05, tile_cells=8, max_cells=64)  # one tile: a frame spanning two keeps what fits
+    assert one.add(np.array([[0.12, 0.12], [5.0, 0.12], [0.32, 0.12]]), max_hits=3, t_s=0.0) == 1 and len(one) == 2
 
 
 def test_dense_grid_of_an_older_save_loads_into_tiles():

@@ -98,10 +98,11 @@ class StructureGrid:
                 self.last_s = np.concatenate([self.last_s, np.full(more, -np.inf)])
             r = n
         else:
-            order = np.argsort(self.last_s[:n], kind="stable")
-            r = next((int(i) for i in order if tuple(self.keys[i].tolist()) not in busy), -1)
-            if r < 0:
-                return r
+            last = self.last_s[:n].copy()
+            last[[self.slot[k] for k in busy if k in self.slot]] = np.inf  # this frame's own tiles stay
+            r = int(np.argmin(last))
+            if last[r] == np.inf:
+                return -1
             del self.slot[tuple(self.keys[r].tolist())]
             self.hits[r], self.first_s[r] = 0, np.inf
             self.dropped_tiles += 1
