@@ -133,10 +133,42 @@ def test_grid_grows_and_counts_one_hit_per_frame():
     for k in range(5):
         g.add(np.array([[0.01, 0.01], [-4.0, 7.0]]), max_hits=3, t_s=2.0 + k)
     assert g.hits.max() == 3 and len(g) == 2
-    c = g.cells(np.array([[0.01, 0.01], [-4.0, 7.0]])) - g.origin
-    assert g.hits[c[0, 0], c[0, 1]] == 3 and g.hits[c[1, 0], c[1, 1]] == 3
-    assert g.first_s[c[0, 0], c[0, 1]] == 1.0 and g.first_s[c[1, 0], c[1, 1]] == 2.0  # grown: first hits kept
-    assert np.isinf(g.first_s[g.hits == 0]).all()
+    origin, hits, first_s = g.dense()
+    assert tuple(hits.shape) == (80 + 17, 140 + 17)  # the box around the hits (cells -80..0, 0..140), 8 cells past them
+    c = g.cells(np.array([[0.01, 0.01], [-4.0, 7.0]])) - origin
+    assert hits[c[0, 0], c[0, 1]] == 3 and hits[c[1, 0], c[1, 1]] == 3
+    assert first_s[c[0, 0], c[0, 1]] == 1.0 and first_s[c[1, 0], c[1, 1]] == 2.0  # grown: first hits kept
+    assert np.isinf(first_s[hits == 0]).all()
+    assert len(g.slot) == 2  # two tiles stored, not the box between them
+
+
+def test_a_full_grid_forgets_the_oldest_tiles_and_keeps_mapping():
+    """At max_cells a new area takes the place of the area hit longest ago: mapping never stops."""
+    g = StructureGrid(0.05, tile_cells=8, max_cells=3 * 64)  # three tiles of 0.4 m
+    for k in range(5):  # five places 10 m apart, one after the other
+        g.add(np.array([[10.0 * k + 0.1, 0.1]]), max_hits=3, t_s=float(k))
+    assert len(g.slot) == 3 and g.dropped_tiles == 2 and len(g) == 3
+    at = lambda x: g.window(g.cells(np.array([[x, 0.1]]))[0], g.cells(np.array([[x, 0.1]]))[0] + 1)[0, 0]
+    assert [at(10.0 * k + 0.1) for k in range(5)] == [0, 0, 1, 1, 1]
+    one = StructureGrid(0.05, tile_cells=8, max_cells=64)  # one tile: a frame spanning two keeps what fits
+    assert one.add(np.array([[0.12, 0.12], [5.0, 0.12], [0.32, 0.12]]), max_hits=3, t_s=0.0) == 1 and len(one) == 2
+
+
+def test_dense_grid_of_an_older_save_loads_into_tiles():
+    g = StructureGrid(0.05)
+    xy = np.random.default_rng(0).uniform(-3.0, 5.0, (500, 2))
+    for t in range(3):
+        g.add(xy[t::3], max_hits=20, t_s=float(t))
+    origin, hits, first_s = g.dense()
+    meta = {"cell_m": 0.05, "origin": origin.tolist()}  # a save of the dense grid (no shape, no tiles)
+    old = StructureGrid.from_state(meta, {"scan_hits": hits, "scan_first_s": first_s}, tile_cells=16)
+    o2, h2, f2 = old.dense()
+    assert np.array_equal(o2, origin) and np.array_equal(h2, hits) and np.array_equal(f2, first_s)
+    lo, hi = np.array([-1.0, -2.0]), np.array([2.0, 3.0])
+    assert np.array_equal(old.occupancy(lo, hi, CFG, 1.0)[0], g.occupancy(lo, hi, CFG, 1.0)[0])
+    meta, arrays = old.to_state()
+    again = StructureGrid.from_state(meta, arrays)
+    assert all(np.array_equal(a, b) for a, b in zip(again.dense(), old.dense()))
 
 
 def test_structure_seen_a_moment_ago_is_not_a_reference():
@@ -193,7 +225,7 @@ def test_save_and_load_keep_the_grid(tmp_path):
     a.update_many(fps[:12])
     a.save(tmp_path / "m")
     b = SpatialMemory.load(tmp_path / "m")
-    assert np.array_equal(a.pose.scan.grid.hits, b.pose.scan.grid.hits)
+    assert all(np.array_equal(x, y) for x, y in zip(a.pose.scan.grid.dense(), b.pose.scan.grid.dense()))
     assert np.allclose(a.pose.vertical.up, b.pose.vertical.up)
     a.update_many(fps[12:])
     b.update_many(fps[12:])
@@ -208,13 +240,14 @@ def test_a_damaged_grid_is_refused():
     a.update_many(fps)
     assert len(a.pose.scan.grid) > 0
     meta, arrays = a.pose.scan.to_state()
-    with pytest.raises(InvalidSaveError, match="scan_hits"):
-        ScanMatcher.from_state(a.cfg, (meta, {**arrays, "scan_hits": np.zeros(5, np.uint8)}), {})
-    with pytest.raises(InvalidSaveError, match="scan_first_s"):
-        ScanMatcher.from_state(a.cfg, (meta, {**arrays, "scan_first_s": np.zeros((2, 2), np.float32)}), {})
+    for key, bad in (("scan_tile_hits", np.zeros(5, np.uint8)), ("scan_tile_first_s", np.zeros((2, 2), np.float32)),
+                     ("scan_tile_keys", np.zeros((1, 3), np.int64)), ("scan_tile_last_s", np.zeros(0))):
+        with pytest.raises(InvalidSaveError, match=key):
+            ScanMatcher.from_state(a.cfg, (meta, {**arrays, key: bad}), {})
     with pytest.raises(InvalidSaveError, match="scan_hits"):
         ScanMatcher.from_state(a.cfg, (meta, {}), {})
-    assert np.array_equal(ScanMatcher.from_state(a.cfg, (meta, arrays), {}).grid.hits, a.pose.scan.grid.hits)
+    b = ScanMatcher.from_state(a.cfg, (meta, arrays), {})
+    assert all(np.array_equal(x, y) for x, y in zip(b.grid.dense(), a.pose.scan.grid.dense()))
 
 
 def test_a_save_from_before_the_grid_loads_with_an_empty_one():
@@ -239,17 +272,16 @@ def test_points_inside_a_filled_area_do_not_break_the_solver():
     assert m.register(_cam(inside, T), T_drift, UP, 60.0, CFG) is None
 
 
-def test_the_grid_stops_growing_at_its_cap_and_keeps_what_fits(caplog):
-    cfg = dataclasses.replace(CFG, max_grid_cells=40 * 40)
+def test_a_full_grid_keeps_mapping_new_areas(caplog):
+    """At max_grid_cells the tiles hit longest ago are forgotten (warned once): a walk beyond them is still mapped."""
+    cfg = dataclasses.replace(CFG, max_grid_cells=64, grid_tile_cells=8)  # one tile of 8 x 8 cells
     m = ScanMatcher(cfg)
     T = _pose(0.0, 0.0, 0.0)
-    near = np.array([[0.0, 0.0, 1.0], [0.1, 0.0, 1.2]])  # camera frame: 1 m ahead
-    m.add(near, T, UP, 0.0, cfg)
-    cells = m.grid.hits.size
-    far = np.array([[0.0, 0.0, 30.0], [0.0, 0.0, 1.1]])  # 30 m ahead: beyond the cap; 1.1 m: inside
+    m.add(np.array([[0.0, 0.0, 1.0]]), T, UP, 0.0, cfg)  # camera frame: 1 m ahead
+    far = np.array([[0.0, 0.0, 30.0]])  # 30 m ahead
     with caplog.at_level("WARNING", logger="directme.memory"):
         m.add(far, T, UP, 1.0, cfg)
         m.add(far, T, UP, 2.0, cfg)
-    assert m.grid.hits.size == cells and m.full
+    assert m.full and len(m.grid.slot) == 1 and m.grid.dropped_tiles == 1
     assert sum("max_grid_cells" in r.message for r in caplog.records) == 1  # warned once
-    assert int(m.grid.hits.sum()) == 2 + 2  # the two near points, then the inside point twice
+    assert int(m.grid.hits.sum()) == 2  # the far point twice; the near one forgotten

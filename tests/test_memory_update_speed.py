@@ -86,15 +86,19 @@ def test_unturned_warp_is_the_turn_by_zero():
 
 def test_grid_counts_each_cell_once_a_frame_and_pools_blocks():
     cfg = ScanConfig()
-    g = StructureGrid(cfg.cell_m)
-    hits = {}
+    g = StructureGrid(cfg.cell_m, tile_cells=8)  # small tiles: windows cross many
+    hits, first = {}, {}
     for t in range(6):
         xy = RNG.uniform(-1.0, 1.0, (300, 2)) + 0.2 * t
         g.add(xy, cfg.max_hits, float(t))
         for cell in {tuple(c) for c in g.cells(xy).tolist()}:
             hits[cell] = min(hits.get(cell, 0) + 1, cfg.max_hits)
-    got = {tuple((np.array(ij) + g.origin).tolist()): int(h) for ij, h in np.ndenumerate(g.hits) if h}
-    assert got == hits
+            first.setdefault(cell, float(t))
+    origin, dense_hits, dense_first = g.dense()
+    got = {tuple((np.array(ij) + origin).tolist()): int(h) for ij, h in np.ndenumerate(dense_hits) if h}
+    assert got == hits and len(g) == len(hits)
+    assert {tuple((np.array(ij) + origin).tolist()): float(s) for ij, s in np.ndenumerate(dense_first)
+            if np.isfinite(s)} == first
     lo, hi = np.array([-1.2, -1.1]), np.array([2.0, 1.9])
     occ, corner = g.occupancy(lo, hi, cfg, before_s=3.0)
     n0, n1 = (occ.shape[0] // 2) * 2, (occ.shape[1] // 2) * 2

@@ -11,6 +11,7 @@ pending until confirmed). Matches are one-to-one per frame (greedy by score).
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Optional, Sequence
@@ -170,5 +171,13 @@ def covers(obs: Obs, rec: ObjectRecord, geo_ok: bool, cfg: MemoryConfig) -> bool
 
 
 def co_observed(a: ObjectRecord, b: ObjectRecord) -> bool:
-    """Were the two ever seen as separate instances of one frame (then they are different objects)?"""
-    return bool(np.intersect1d(np.array(a.obs_frame), np.array(b.obs_frame)).size)
+    """Were the two ever seen as separate instances of one frame (then they are different objects)? The frames of
+    each ascend (observations are logged in frame order): the shorter list is looked up in the longer by bisection,
+    read in place, so an object seen for hours costs a log of its sightings, not a sort of them."""
+    fa, fb = a.obs_frame, b.obs_frame
+    if not len(fa) or not len(fb) or fa[-1] < fb[0] or fb[-1] < fa[0]:
+        return False
+    x, y = (np.frombuffer(f, dtype=f.typecode) if isinstance(f, array) else np.asarray(f) for f in (fa, fb))
+    if len(x) > len(y):
+        x, y = y, x
+    return bool(np.any(y[np.minimum(np.searchsorted(y, x), len(y) - 1)] == x))

@@ -108,7 +108,8 @@ class ScanConfig:
     iterations: int = 6  # Gauss-Newton steps per resolution at most
     blur_cells: float = 1.0  # the occupancy is smoothed by a Gaussian of this many field cells
     hits_scale: float = 2.0  # a cell's occupancy is 1 - exp(-hits / this)
-    max_grid_cells: int = 20_000_000  # the grid grows to at most this many cells (5 bytes each; 20 M: 224 m square at 5 cm)
+    max_grid_cells: int = 20_000_000  # the grid holds at most this many cells (5 bytes each; 20 M: 5 ha at 5 cm); beyond, the tiles hit longest ago are forgotten
+    grid_tile_cells: int = 64  # the grid is kept in square tiles of this many cells a side, made where structure is hit
     max_hits: int = 20  # hits counted per cell at most (long-seen structure weighs more, up to this)
     min_occupancy: float = 0.05  # points where the smoothed occupancy is lower lie on nothing mapped
     min_support: int = 60  # scan points on mapped structure needed to register a frame
@@ -128,7 +129,7 @@ class ScanConfig:
         _check(self, positive=("cell_m", "max_depth_m", "blur_cells", "hits_scale", "min_constraint",
                                "search_m"),
                at_least_one=("pixel_stride", "max_points", "levels", "iterations", "max_hits", "min_support",
-                             "max_grid_cells"),
+                             "max_grid_cells", "grid_tile_cells"),
                non_negative=("established_s", "min_depth_m", "below_cam_m", "above_cam_m", "damping", "min_gain",
                              "gain_per_m", "max_turn_deg", "min_shift_m", "min_turn_deg", "fit_ratio"),
                unit=("min_occupancy", "gain", "min_fit"))

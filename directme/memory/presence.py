@@ -84,6 +84,34 @@ def absence(p_d: float, cfg: GoneConfig) -> float:
     return math.log((1.0 - p_d) / (1.0 - cfg.p_false))
 
 
+def in_view_of(objs: ObjectStore, idx: np.ndarray, f: Frame, slack_px: float = 0.0) -> tuple[np.ndarray, ...]:
+    """(centres in the camera frame, their depth (at least 1e-6), size in pixels, whether in view) of the records
+    ``idx``: in front of the camera, at least ``gone.min_px`` across and overlapping the image (``slack_px``: a
+    looser test by this many pixels, for a prefilter that must keep every object the exact test keeps)."""
+    K, T = f.intrinsics, f.T_world_cam
+    c_cam = (objs.live_pos[idx] - T.t) @ T.R
+    z_c = np.maximum(c_cam[:, 2], 1e-6)
+    size_px = objs.live_size[idx] * K.fx / z_c
+    u_c, v_c = K.fx * c_cam[:, 0] / z_c + K.cx, K.fy * c_cam[:, 1] / z_c + K.cy
+    reach = size_px + slack_px
+    in_view = (c_cam[:, 2] > objs.cfg.map.min_cam_depth_m - 1e-3 * slack_px) & (reach >= objs.cfg.gone.min_px) \
+        & (u_c > -reach) & (u_c < K.width + reach) & (v_c > -reach) & (v_c < K.height + reach)
+    return c_cam, z_c, size_px, in_view
+
+
+def maybe_in_view(objs: ObjectStore, f: Frame) -> np.ndarray:
+    """Ascending indices of the live records, not yet certainly gone, that may be in view of ``f``: vectorised
+    passes over the live columns, no Python work per object of the day. First the depth alone (in front of the
+    camera and near enough to span ``gone.min_px``) on every such record, then ``in_view_of`` on those left; both
+    loosened by a pixel and a millimetre, so that rounding never drops one the exact test (run by the caller on
+    the records kept) keeps."""
+    n, gcfg, K, T = objs.n_records, objs.cfg.gone, f.intrinsics, f.T_world_cam
+    z = objs.live_pos[:n] @ T.R[:, 2] - float(T.t @ T.R[:, 2])
+    idx = np.flatnonzero(objs.live_alive[:n] & (objs.live_belief[:n] > gcfg.min_logodds)  # gone ones too
+                         & (z > objs.cfg.map.min_cam_depth_m - 1e-3) & (objs.live_size[:n] * K.fx >= (gcfg.min_px - 1.0) * z))
+    return idx[in_view_of(objs, idx, f, slack_px=1.0)[3]] if len(idx) else idx
+
+
 def update_seen(seen: Mapping[int, float], objs: ObjectStore, t_s: float) -> None:
     """Sightings of this frame: record index -> best detector score."""
     cfg = objs.cfg.gone
@@ -115,19 +143,12 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
     slide the view off a thin object and read its place as free space. Returns the objects
     that are not present after this frame's evidence against them (the caller decides whether a tentative one was a misplaced view of a neighbour)."""
     cfg, gcfg, f = objs.cfg, objs.cfg.gone, fp.frame
-    n = objs.n_records
-    idx = np.flatnonzero(objs.live_alive[:n] & (objs.live_belief[:n] > gcfg.min_logodds))  # gone ones too: until certain
-    idx = np.asarray([i for i in idx.tolist() if i not in seen and not objs.records[i].pending
+    idx = np.asarray([i for i in maybe_in_view(objs, f).tolist() if i not in seen and not objs.records[i].pending
                       and not objs.records[i].carried], dtype=np.int64)  # a carried object is with the wearer
     if not len(idx):
         return []
     K, T = f.intrinsics, f.T_world_cam
-    c_cam = (objs.live_pos[idx] - T.t) @ T.R
-    z_c = np.maximum(c_cam[:, 2], 1e-6)
-    size_px = objs.live_size[idx] * K.fx / z_c
-    u_c, v_c = K.fx * c_cam[:, 0] / z_c + K.cx, K.fy * c_cam[:, 1] / z_c + K.cy
-    in_view = (c_cam[:, 2] > cfg.map.min_cam_depth_m) & (size_px >= gcfg.min_px) & (u_c > -size_px) \
-        & (u_c < K.width + size_px) & (v_c > -size_px) & (v_c < K.height + size_px)
+    c_cam, z_c, size_px, in_view = in_view_of(objs, idx, f)
     became_gone = []
     a = cfg.association
     for j in np.flatnonzero(in_view).tolist():

@@ -78,13 +78,13 @@ class ScanMatcher:
 
     def __init__(self, cfg: ScanConfig) -> None:
         self.cfg = cfg
-        self.grid = StructureGrid(cfg.cell_m)
+        self.grid = StructureGrid(cfg.cell_m, cfg.grid_tile_cells, cfg.max_grid_cells)
         self.points_cam: Optional[np.ndarray] = None  # this frame's scan points, until ``finish`` maps them
         # the last structure_xy computed: (points, pose, up, its result); mapping under an unchanged pose reuses it
         self._last_xy: Optional[tuple[np.ndarray, bytes, bytes, np.ndarray]] = None
         self.corrections = 0  # frames whose pose it changed
         self.last = ""  # why the last frame was or was not registered (diagnostics, not saved)
-        self.full = False  # the grid reached max_grid_cells (warned once)
+        self.full = False  # the grid reached max_grid_cells and forgets its oldest tiles (warned once)
 
     def register(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float,
                  cfg: ScanConfig) -> Optional[tuple[float, np.ndarray]]:
@@ -94,7 +94,7 @@ class ScanMatcher:
         xy = self.structure(p_cam, T_world_cam, up, cfg)
         if len(xy) > cfg.max_points:  # an even subset: the registration's cost grows with the points
             xy = xy[_even_subset(len(xy), cfg.max_points)]
-        if len(xy) < cfg.min_support or self.grid.hits.size == 0:
+        if len(xy) < cfg.min_support or self.grid.empty:
             self.last = "few points"
             return None
         B = ground_basis(up)
@@ -197,8 +197,8 @@ class ScanMatcher:
             self.points_cam, self._last_xy = None, None
 
     def to_state(self) -> State:
-        meta = {**self.grid.to_state(), "corrections": self.corrections}
-        return meta, canonical_nans({"scan_hits": self.grid.hits, "scan_first_s": self.grid.first_s})
+        meta, arrays = self.grid.to_state()
+        return {**meta, "corrections": self.corrections}, canonical_nans(arrays)
 
     @classmethod
     def from_state(cls, cfg: MemoryConfig, state: State, loaded: Mapping[str, Any]) -> "ScanMatcher":
@@ -206,7 +206,8 @@ class ScanMatcher:
         if not meta:  # saves before the structure grid start with an empty one
             return cls(cfg.scan)
         m = cls(cfg.scan)
-        m.grid = StructureGrid.from_state(meta, arrays.get("scan_hits"), arrays.get("scan_first_s"))
+        m.grid = StructureGrid.from_state(meta, arrays, cfg.scan.grid_tile_cells, cfg.scan.max_grid_cells)
+        m.full = m.grid.dropped_tiles > 0
         m.corrections = int(meta.get("corrections", 0))
         return m
 
@@ -222,11 +223,11 @@ class ScanMatcher:
         return xy
 
     def add(self, p_cam: np.ndarray, T_world_cam: np.ndarray, up: np.ndarray, t_s: float, cfg: ScanConfig) -> None:
-        dropped = self.grid.add(self.structure(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s, cfg.max_grid_cells)
-        if dropped and not self.full:
+        self.grid.add(self.structure(p_cam, T_world_cam, up, cfg), cfg.max_hits, t_s)
+        if self.grid.dropped_tiles and not self.full:
             self.full = True
-            log.warning("scan grid at its %d cells (memory.scan.max_grid_cells): structure beyond the area mapped so "
-                        "far is not registered", cfg.max_grid_cells)
+            log.warning("scan grid at its %d cells (memory.scan.max_grid_cells): the structure hit longest ago is "
+                        "forgotten to map new areas", cfg.max_grid_cells)
 
 
 def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool = True,

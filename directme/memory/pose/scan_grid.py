@@ -1,10 +1,11 @@
-"""The structure grid of scan registration (scan.py): hit counts on the ground plane and the smoothed occupancy
-fields a frame is registered on, with bilinear values and gradients."""
+"""The structure grid of scan registration (scan.py): hit counts on the ground plane, in tiles made where structure
+is hit (a frame's cost depends on the area near it, not on the area mapped over the day), and the smoothed
+occupancy fields a frame is registered on, with bilinear values and gradients."""
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
@@ -13,60 +14,132 @@ from ..config import ScanConfig
 
 
 class StructureGrid:
-    """Hit counts of structure points on the ground plane (cells of ``cell_m``) and the time each cell was
-    first hit, growing as needed."""
+    """Hit counts of structure points on the ground plane (cells of ``cell_m``) and the time each cell was first
+    hit, kept in square tiles of ``tile_cells`` cells a side made where structure is hit: a day's walk through
+    many places stores the areas seen, not the box around them, and a frame reads and writes only the tiles
+    near it. At most ``max_cells`` cells are held: a new tile beyond that takes the place of the tile hit
+    longest ago (structure far back along the day's route is forgotten; registration goes on).
 
-    def __init__(self, cell_m: float) -> None:
+    The grid also keeps the box a dense grid growing to hold every hit would have (its first cell ``origin``
+    and its ``shape``, grown 8 cells past the hits): a window read is cut to it, so the fields (their first cell,
+    their blocks of cells) are those of a dense grid, whatever the tiles."""
+
+    def __init__(self, cell_m: float, tile_cells: int = 64, max_cells: int = 1 << 62) -> None:
         self.cell_m = float(cell_m)
-        self.origin = np.zeros(2, dtype=np.int64)  # cell index of hits[0, 0]
-        self.hits = np.zeros((0, 0), dtype=np.uint8)
-        self.first_s = np.zeros((0, 0), dtype=np.float32)  # time of each cell's first hit (inf: never)
+        self.tile = int(tile_cells)
+        self.max_tiles = max(1, int(max_cells) // (self.tile * self.tile))
+        self.origin = np.zeros(2, dtype=np.int64)  # first cell of the box a dense grid would cover
+        self.shape = np.zeros(2, dtype=np.int64)  # its size in cells (0, 0: nothing hit yet)
+        self.slot: dict[tuple[int, int], int] = {}  # tile (cell // tile_cells) -> its row in the stacks
+        self.keys = np.zeros((0, 2), dtype=np.int64)  # each row's tile
+        self.hits = np.zeros((0, self.tile, self.tile), dtype=np.uint8)
+        self.first_s = np.zeros((0, self.tile, self.tile), dtype=np.float32)  # time of each cell's first hit (inf: never)
+        self.last_s = np.zeros(0)  # time each row's tile was last hit (the one to forget when full)
+        self.dropped_tiles = 0  # tiles forgotten to stay within max_cells
 
     def __len__(self) -> int:
-        return int(np.count_nonzero(self.hits))
+        """Cells hit."""
+        return int(np.count_nonzero(self.hits[:len(self.slot)]))
+
+    @property
+    def empty(self) -> bool:
+        return not self.slot
 
     def cells(self, xy: np.ndarray) -> np.ndarray:
         return np.floor(xy / self.cell_m).astype(np.int64)
 
-    def add(self, xy: np.ndarray, max_hits: int, t_s: float, max_cells: int = 1 << 62) -> int:
-        """Count one hit in the cell of each point (once per cell); the grid grows to hold them unless it would
-        then have more than ``max_cells`` cells: points outside it are then dropped. Returns how many were."""
+    def add(self, xy: np.ndarray, max_hits: int, t_s: float) -> int:
+        """Count one hit in the cell of each point (once per cell). Returns how many points were dropped (only when
+        this frame's own tiles would hold more than ``max_cells``)."""
         if not len(xy):
             return 0
         c = self.cells(xy)
-        dropped = 0
-        if self.hits.size:
-            o, shape = self.origin, np.array(self.hits.shape)
-            lo, hi = c.min(axis=0), c.max(axis=0)
-            grown = np.maximum(o + shape - 1, hi + 8) - np.minimum(o, lo - 8) + 1
-            if int(np.prod(grown)) > max_cells:  # a walk far beyond the area mapped so far: keep what fits
-                inside = np.all((c >= o) & (c < o + shape), axis=1)
-                dropped, c = int((~inside).sum()), c[inside]
-                if not len(c):
-                    return dropped
-        lo, hi = c.min(axis=0), c.max(axis=0)
-        if self.hits.size == 0:
-            self.origin = lo - 8
-            self.hits = np.zeros(tuple((hi - lo + 17).tolist()), dtype=np.uint8)
-            self.first_s = np.full(self.hits.shape, np.inf, dtype=np.float32)
-        else:
-            o, shape = self.origin, np.array(self.hits.shape)
-            new_lo, new_hi = np.minimum(o, lo - 8), np.maximum(o + shape - 1, hi + 8)
-            if (new_lo < o).any() or (new_hi > o + shape - 1).any():
-                size = tuple((new_hi - new_lo + 1).tolist())
-                hits, first = np.zeros(size, dtype=np.uint8), np.full(size, np.inf, dtype=np.float32)
-                a = o - new_lo
-                hits[a[0]:a[0] + shape[0], a[1]:a[1] + shape[1]] = self.hits
-                first[a[0]:a[0] + shape[0], a[1]:a[1] + shape[1]] = self.first_s
-                self.origin, self.hits, self.first_s = new_lo, hits, first
-        idx = c - self.origin
+        self._grow_box(c.min(axis=0), c.max(axis=0))
+        t = c // self.tile
+        tile_id, first, inverse = np.unique(t[:, 0] * (1 << 32) + t[:, 1], return_index=True, return_inverse=True)
+        rows = np.empty(len(tile_id), dtype=np.int64)
+        keys = [tuple(k) for k in t[first].tolist()]
+        for j, key in enumerate(keys):
+            r = self.slot.get(key)
+            rows[j] = self._new_row(key, set(keys)) if r is None else r
+        row = rows[inverse.reshape(-1)]
+        kept = row >= 0  # none only when this frame's own tiles fill max_cells
+        rows, row, c, t = rows[rows >= 0], row[kept], c[kept], t[kept]
+        self.last_s[rows] = t_s
+        local = c - t * self.tile
+        flat = (row * self.tile + local[:, 0]) * self.tile + local[:, 1]
         # a cell named twice gets the same value twice: one hit per cell and frame without sorting the cells
-        flat = np.ravel_multi_index((idx[:, 0], idx[:, 1]), self.hits.shape)
-        h = self.hits.reshape(-1)  # views: one hit per cell and frame, at most max_hits
+        h = self.hits.reshape(-1)
         h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
         f = self.first_s.reshape(-1)
         f[flat] = np.minimum(f[flat], np.float32(t_s))
-        return dropped
+        return int(np.count_nonzero(~kept))
+
+    def _grow_box(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Grow the dense grid's box as that grid grew: to 8 cells past the hits."""
+        if not self.shape.any():
+            self.origin, self.shape = lo - 8, hi - lo + 17
+            return
+        o, end = self.origin, self.origin + self.shape - 1
+        new_lo, new_hi = np.minimum(o, lo - 8), np.maximum(end, hi + 8)
+        if (new_lo < o).any() or (new_hi > end).any():
+            self.origin, self.shape = new_lo, new_hi - new_lo + 1
+
+    def _new_row(self, key: tuple[int, int], busy: set[tuple[int, int]]) -> int:
+        """A row of the stacks for a new tile: a new one, or (at ``max_cells``) that of the tile hit longest ago
+        outside ``busy`` (-1: none)."""
+        n = len(self.slot)
+        if n < self.max_tiles:
+            if n == len(self.hits):  # the stacks double (up to max_cells): amortised, as a list grows
+                more = min(max(8, n), self.max_tiles - n)
+                self.hits = np.concatenate([self.hits, np.zeros((more, self.tile, self.tile), np.uint8)])
+                self.first_s = np.concatenate([self.first_s, np.full((more, self.tile, self.tile), np.inf, np.float32)])
+                self.keys = np.concatenate([self.keys, np.zeros((more, 2), np.int64)])
+                self.last_s = np.concatenate([self.last_s, np.full(more, -np.inf)])
+            r = n
+        else:
+            last = self.last_s[:n].copy()
+            last[[self.slot[k] for k in busy if k in self.slot]] = np.inf  # this frame's own tiles stay
+            r = int(np.argmin(last))
+            if last[r] == np.inf:
+                return -1
+            del self.slot[tuple(self.keys[r].tolist())]
+            self.hits[r], self.first_s[r] = 0, np.inf
+            self.dropped_tiles += 1
+        self.slot[key] = r
+        self.keys[r] = key
+        return r
+
+    def window(self, c0: np.ndarray, c1: np.ndarray, before_s: float = math.inf) -> np.ndarray:
+        """Hit counts of the cells [c0, c1) (absolute cell indices) first hit at or before ``before_s`` (0 elsewhere)."""
+        out = np.zeros(tuple((c1 - c0).tolist()), dtype=np.uint8)
+        T = self.tile
+        t0, t1 = c0 // T, (c1 - 1) // T
+        for ti in range(int(t0[0]), int(t1[0]) + 1):
+            for tj in range(int(t0[1]), int(t1[1]) + 1):
+                r = self.slot.get((ti, tj))
+                if r is None:
+                    continue
+                a = np.maximum(c0, (ti * T, tj * T))  # the tile's part inside the window, in absolute cells
+                b = np.minimum(c1, (ti * T + T, tj * T + T))
+                src = (slice(int(a[0] - ti * T), int(b[0] - ti * T)), slice(int(a[1] - tj * T), int(b[1] - tj * T)))
+                hits = self.hits[r][src]
+                if math.isfinite(before_s):
+                    hits = np.where(self.first_s[r][src] <= before_s, hits, 0)
+                out[a[0] - c0[0]:b[0] - c0[0], a[1] - c0[1]:b[1] - c0[1]] = hits
+        return out
+
+    def dense(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first cell, hit counts, first-hit times) over the whole box: a dense copy (tests, small grids)."""
+        c0, c1 = self.origin, self.origin + self.shape
+        first = np.full(tuple(self.shape.tolist()), np.inf, np.float32)
+        for key, r in self.slot.items():
+            base = np.array(key) * self.tile
+            a, b = np.maximum(c0, base), np.minimum(c1, base + self.tile)
+            if (b > a).all():
+                first[a[0] - c0[0]:b[0] - c0[0], a[1] - c0[1]:b[1] - c0[1]] = \
+                    self.first_s[r][a[0] - base[0]:b[0] - base[0], a[1] - base[1]:b[1] - base[1]]
+        return c0, self.window(c0, c1), first
 
     def field(self, lo_xy: np.ndarray, hi_xy: np.ndarray, level: int, cfg: ScanConfig,
               before_s: float = math.inf) -> Optional["Field"]:
@@ -79,37 +152,87 @@ class StructureGrid:
                   before_s: float = math.inf) -> Optional[tuple[np.ndarray, np.ndarray]]:
         """(occupancy of the cells over the box first hit at or before ``before_s``, the box's first cell as a
         ground-plane point) - what ``field`` smooths at every level (None: nothing mapped there)."""
-        if self.hits.size == 0:
+        if self.empty:
             return None
-        a = np.maximum(self.cells(lo_xy) - self.origin, 0)
-        b = np.minimum(self.cells(hi_xy) - self.origin + 1, np.array(self.hits.shape))
+        a = np.maximum(self.cells(lo_xy), self.origin)
+        b = np.minimum(self.cells(hi_xy) + 1, self.origin + self.shape)
         if (b <= a).any():
             return None
-        hits = self.hits[a[0]:b[0], a[1]:b[1]]
-        if math.isfinite(before_s):
-            hits = np.where(self.first_s[a[0]:b[0], a[1]:b[1]] <= before_s, hits, 0)
-        return occupancy_table(cfg.hits_scale)[hits], (self.origin + a) * self.cell_m
+        return occupancy_table(cfg.hits_scale)[self.window(a, b, before_s)], a * self.cell_m
 
-    def to_state(self) -> dict[str, Any]:
-        return {"cell_m": self.cell_m, "origin": self.origin.tolist()}
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        n = len(self.slot)
+        return ({"cell_m": self.cell_m, "origin": self.origin.tolist(), "shape": self.shape.tolist(),
+                 "tile_cells": self.tile, "dropped_tiles": self.dropped_tiles},
+                {"scan_tile_keys": self.keys[:n], "scan_tile_hits": self.hits[:n], "scan_tile_first_s": self.first_s[:n],
+                 "scan_tile_last_s": self.last_s[:n]})
 
     @staticmethod
-    def from_state(meta: dict[str, Any], hits: Optional[np.ndarray], first_s: Optional[np.ndarray]) -> "StructureGrid":
-        """The grid of a save; a missing or malformed part raises StateError."""
-        g = StructureGrid(float(meta["cell_m"]))
-        if not (g.cell_m > 0 and math.isfinite(g.cell_m)):
+    def from_state(meta: dict[str, Any], arrays: Mapping[str, np.ndarray], tile_cells: int = 64,
+                   max_cells: int = 1 << 62) -> "StructureGrid":
+        """The grid of a save (tiles; or the dense ``scan_hits``/``scan_first_s`` of saves before the tiles, cut
+        into tiles of ``tile_cells``); a missing or malformed part raises StateError."""
+        cell_m = float(meta["cell_m"])
+        if not (cell_m > 0 and math.isfinite(cell_m)):
             raise StateError("scan", "cell_m must be a positive number")
         origin = np.asarray(meta["origin"], dtype=np.int64)
         if origin.shape != (2,):
             raise StateError("scan", "origin must be two cell indices")
+        if "scan_tile_hits" in arrays:
+            return _from_tiles(meta, arrays, cell_m, origin, max_cells)
+        hits, first_s = arrays.get("scan_hits"), arrays.get("scan_first_s")
         if hits is None or first_s is None:
             raise StateError("scan_hits", "is missing (with scan_first_s)")
         if hits.ndim != 2 or hits.dtype != np.uint8:
             raise StateError("scan_hits", "must be a 2-D uint8 array")
         if first_s.shape != hits.shape or first_s.dtype != np.float32:
             raise StateError("scan_first_s", "must be a float32 array shaped like scan_hits")
-        g.origin, g.hits, g.first_s = origin, np.array(hits), np.array(first_s)
+        g = StructureGrid(cell_m, tile_cells, max_cells)
+        g.origin, g.shape = origin, np.array(hits.shape, dtype=np.int64)
+        T = g.tile
+        t0, t1 = origin // T, (origin + g.shape - 1) // T
+        for ti in range(int(t0[0]), int(t1[0]) + 1):  # the dense grid's tiles with a hit, each hit at its first time
+            for tj in range(int(t0[1]), int(t1[1]) + 1):
+                a = np.maximum(origin, (ti * T, tj * T)) - origin
+                b = np.minimum(origin + g.shape, (ti * T + T, tj * T + T)) - origin
+                block = hits[a[0]:b[0], a[1]:b[1]]
+                if not block.any():
+                    continue
+                r = g._new_row((ti, tj), set())
+                d = a + origin - (ti * T, tj * T)
+                g.hits[r, d[0]:d[0] + block.shape[0], d[1]:d[1] + block.shape[1]] = block
+                g.first_s[r, d[0]:d[0] + block.shape[0], d[1]:d[1] + block.shape[1]] = first_s[a[0]:b[0], a[1]:b[1]]
+                g.last_s[r] = float(np.max(np.where(block > 0, first_s[a[0]:b[0], a[1]:b[1]], -np.inf)))
         return g
+
+
+def _from_tiles(meta: dict[str, Any], arrays: Mapping[str, np.ndarray], cell_m: float, origin: np.ndarray,
+                max_cells: int) -> StructureGrid:
+    """The tiled grid of a save, its arrays checked."""
+    keys, hits = arrays.get("scan_tile_keys"), arrays.get("scan_tile_hits")
+    first_s, last_s = arrays.get("scan_tile_first_s"), arrays.get("scan_tile_last_s")
+    tile = int(meta.get("tile_cells", 0))
+    if tile < 1:
+        raise StateError("scan", "tile_cells must be a positive whole number")
+    if hits.ndim != 3 or hits.shape[1:] != (tile, tile) or hits.dtype != np.uint8:
+        raise StateError("scan_tile_hits", "must be a uint8 array of tile_cells x tile_cells tiles")
+    if first_s is None or first_s.shape != hits.shape or first_s.dtype != np.float32:
+        raise StateError("scan_tile_first_s", "must be a float32 array shaped like scan_tile_hits")
+    if keys is None or keys.shape != (len(hits), 2) or keys.dtype.kind != "i":
+        raise StateError("scan_tile_keys", "must be one pair of whole numbers a tile")
+    if last_s is None or last_s.shape != (len(hits),):
+        raise StateError("scan_tile_last_s", "must be one number a tile")
+    shape = np.asarray(meta.get("shape", ()), dtype=np.int64)
+    if shape.shape != (2,) or (shape < 0).any():
+        raise StateError("scan", "shape must be two cell counts")
+    g = StructureGrid(cell_m, tile, max(int(max_cells), len(hits) * tile * tile))
+    g.origin, g.shape, g.dropped_tiles = origin, shape, int(meta.get("dropped_tiles", 0))
+    g.keys, g.hits, g.first_s = np.array(keys, np.int64), np.array(hits), np.array(first_s)
+    g.last_s = np.array(last_s, np.float64)
+    g.slot = {tuple(k): r for r, k in enumerate(g.keys.tolist())}
+    if len(g.slot) != len(hits):
+        raise StateError("scan_tile_keys", "names a tile twice")
+    return g
 
 
 @functools.lru_cache(maxsize=8)
