@@ -203,7 +203,7 @@ def test_first_view_back_dates_a_first_sighting_over_the_views_leading_up_to_it(
     K = np.tile([160.0, 160.0, 160.0, 120.0, 320.0, 240.0], (len(headings), 1))
     ego = EgoTrack(np.arange(len(headings), dtype=float), np.stack([cam_pose(0, 0, h) for h in headings]), K=K)
     node = replace(obj("box", "Storage box", (3, 0), t0=8.0), extent_m=np.array([0.4, 0.4, 0.4]))
-    cfg = MeasureConfig(first_view_gap_s=3.5, first_view_range_m=6.0)
+    cfg = MeasureConfig(first_view_gap_s=3.5, first_view_range_m=6.0)  # the default is off (0)
     assert first_view_s(ego, node, cfg) == 5.0
     assert first_view_s(ego, node, replace(cfg, first_view_gap_s=5.0)) == 0.0  # the gap bridged
     assert first_view_s(ego, node, replace(cfg, first_view_range_m=2.0)) == 8.0  # too far to count

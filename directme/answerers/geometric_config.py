@@ -144,9 +144,10 @@ class MeasureConfig:
     room_trim: float = 0.0  # share of points allowed outside the area's rectangle on each side
     rect_step_deg: float = 1.0  # the area's rectangle: orientations searched in steps of this
     inversion_penalty: float = 3.0  # appearance order: each pair an option orders against memory costs this (log)
-    first_view_gap_s: float = 3.5  # appearance order: a first sighting is back-dated over the views of the object just before it, each at most this long after the previous (0: not back-dated)
+    first_view_gap_s: float = 0.0  # appearance order: back-date a first sighting over the views of it just before, each
+    # at most this long after the last (0: off; 3.5 s measured no better on held-out seeds, docs/memory.md)
     first_view_window_s: float = 60.0  # ... by at most this long
-    first_view_range_m: float = 6.0  # ... views with a corner or the centre of its box at most this far in front of the camera, inside the image
+    first_view_range_m: float = 6.0  # ... views with its box's centre or a corner in the image, at most this far ahead
     turn_sigma_deg: float = 30.0  # routes: a turn word fits by a Gaussian of the angle to its heading change
     turn_back_deg: float = 135.0  # routes: a heading change larger than this (either way) is "turn back"
 
