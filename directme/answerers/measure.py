@@ -188,10 +188,10 @@ def first_view_s(ego: EgoTrack, node: ObjectNode, cfg: MeasureConfig) -> float:
 
 
 def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
-    """The asked categories ordered by when any instance of each (``class_nodes``) first came into view
-    (``first_view_s``: its first sighting, back-dated over the views leading up to it); options (orders) scored by
-    their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without options, the one seen
-    first (or, ``Intent.sequence_end`` LAST, the one whose first sighting came last)."""
+    """The asked categories ordered by when any instance of each (``class_nodes``) was first seen (``first_view_s``:
+    its first sighting; with ``cfg.first_view_gap_s`` back-dated over the views leading up to it); options (orders)
+    scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without options, the
+    one seen first (or, ``Intent.sequence_end`` LAST, the one whose first sighting came last)."""
     first: dict[str, float] = {}
     for i, target in enumerate(ctx.intent.targets):
         nodes = class_nodes(ctx, i, cfg.class_min_obs)
