@@ -186,3 +186,28 @@ def test_which_is_closest_to_a_named_object_measures_closest_points_of_the_close
     centres = build_context("Which of these objects (chair, lamp) is the closest to the bed?", ["chair", "lamp"], snap,
                             Vocabulary(), None)
     assert not centres.intent.closest_points and GeometricAnswerer().answer(centres).letter == "A"
+
+
+def test_first_view_back_dates_a_first_sighting_over_the_views_leading_up_to_it():
+    """A detector reports an object late (missed frames, too little of it showing): its first appearance is the
+    start of the run of views that had its box in the image; a view of its place before a gap does not count."""
+    from dataclasses import replace
+
+    from snapshot_builders import cam_pose, obj
+
+    from directme.answerers.geometric_config import MeasureConfig
+    from directme.answerers.measure import first_view_s
+    from directme.memory.snapshot import EgoTrack
+
+    headings = [0, 0, 180, 180, 180, 0, 0, 0, 0, 0, 0]  # facing the object, away from t=2 to 4, facing it again
+    K = np.tile([160.0, 160.0, 160.0, 120.0, 320.0, 240.0], (len(headings), 1))
+    ego = EgoTrack(np.arange(len(headings), dtype=float), np.stack([cam_pose(0, 0, h) for h in headings]), K=K)
+    node = replace(obj("box", "Storage box", (3, 0), t0=8.0), extent_m=np.array([0.4, 0.4, 0.4]))
+    cfg = MeasureConfig(first_view_gap_s=3.5, first_view_range_m=6.0)  # the default is off (0)
+    assert first_view_s(ego, node, cfg) == 5.0
+    assert first_view_s(ego, node, replace(cfg, first_view_gap_s=5.0)) == 0.0  # the gap bridged
+    assert first_view_s(ego, node, replace(cfg, first_view_range_m=2.0)) == 8.0  # too far to count
+    assert first_view_s(ego, node, replace(cfg, first_view_window_s=1.5)) == 7.0
+    assert first_view_s(replace(ego, K=None), node, cfg) == 8.0  # intrinsics unknown: the sighting itself
+    assert first_view_s(ego, replace(node, position_w=np.array([0.0, 3.0, 0.8]),
+                                     position_history=((8.0, np.array([0.0, 3.0, 0.8])),)), cfg) == 8.0  # never in view

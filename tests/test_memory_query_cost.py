@@ -192,3 +192,4 @@ def test_an_ego_tracks_scene_tags_and_frames_are_those_of_its_frames(full):
         track = ego.track(n)
         assert track.scene_tags == tuple(ego.tag_of(i) for i in range(n))
         assert track.frame_indices == tuple(int(f) for f in ego.frame.view(n))
+        assert track.K.shape == (n, 6) and np.array_equal(track.K, ego.K.view(n))  # each frame's intrinsics

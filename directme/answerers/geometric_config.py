@@ -144,13 +144,18 @@ class MeasureConfig:
     room_trim: float = 0.0  # share of points allowed outside the area's rectangle on each side
     rect_step_deg: float = 1.0  # the area's rectangle: orientations searched in steps of this
     inversion_penalty: float = 3.0  # appearance order: each pair an option orders against memory costs this (log)
+    first_view_gap_s: float = 0.0  # appearance order: back-date a first sighting over the views of it just before, each
+    # at most this long after the last (0: off; 3.5 s measured no better on held-out seeds, docs/memory.md)
+    first_view_window_s: float = 60.0  # ... by at most this long
+    first_view_range_m: float = 6.0  # ... views with its box's centre or a corner in the image, at most this far ahead
     turn_sigma_deg: float = 30.0  # routes: a turn word fits by a Gaussian of the angle to its heading change
     turn_back_deg: float = 135.0  # routes: a heading change larger than this (either way) is "turn back"
 
     def __post_init__(self) -> None:
         check_section(self, "measure", at_least_one=("class_min_obs", "room_min_frames"),
                       positive=("rect_step_deg", "turn_sigma_deg", "turn_back_deg"),
-                      non_negative=("room_object_reach_m", "room_half_extent_cap_m", "inversion_penalty"))
+                      non_negative=("room_object_reach_m", "room_half_extent_cap_m", "inversion_penalty",
+                                    "first_view_gap_s", "first_view_window_s", "first_view_range_m"))
         if not 0 <= self.room_trim < 0.5:
             raise InvalidInputError(f"measure.room_trim must be in [0, 0.5), got {self.room_trim!r}")
 

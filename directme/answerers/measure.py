@@ -9,7 +9,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..memory.snapshot import ObjectNode
+from ..memory.snapshot import EgoTrack, ObjectNode
 from ..query.parsed import SequenceEnd
 from ..query.ego import current_place, ego_frame_at, object_place, position_at, settled_tags
 from ..query.types import QueryContext
@@ -154,15 +154,53 @@ def closest_pair(a_nodes: list[ObjectNode], b_nodes: list[ObjectNode], t_s: floa
     return min(pairs, key=lambda p: p[0]) if pairs else None
 
 
+def points_in_view(ego: EgoTrack, points_w: np.ndarray, start: int, stop: int, range_m: float) -> np.ndarray:
+    """Per ego frame in [start, stop): whether any of ``points_w`` lay in front of the camera (at most ``range_m``
+    along its axis) and inside the image (frames of unknown intrinsics: never)."""
+    if ego.K is None or stop <= start:
+        return np.zeros(max(stop - start, 0), dtype=bool)
+    T = np.asarray(ego.T_world_cam[start:stop], dtype=np.float64)
+    K = np.asarray(ego.K[start:stop], dtype=np.float64)
+    p = np.einsum("nji,nkj->nki", T[:, :3, :3], points_w[None, :, :] - T[:, None, :3, 3])  # camera frame (n, k, 3)
+    z = p[..., 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = K[:, None, 0] * p[..., 0] / z + K[:, None, 2]
+        v = K[:, None, 1] * p[..., 1] / z + K[:, None, 3]
+    inside = (z > 0) & (z <= range_m) & (u >= 0) & (u < K[:, None, 4]) & (v >= 0) & (v < K[:, None, 5])
+    return (K[:, 0] > 0) & inside.any(axis=1)
+
+
+def first_view_s(ego: EgoTrack, node: ObjectNode, cfg: MeasureConfig) -> float:
+    """When the node first came into view: its first sighting, back-dated over the run of views just before it
+    that had its (first placement's) box in the image within ``cfg.first_view_range_m``, each at most
+    ``cfg.first_view_gap_s`` after the one before, over at most ``cfg.first_view_window_s``. A detector misses an
+    object in some frames and reports it only once enough of it shows; the frames leading up to that sighting
+    already showed it. Occlusion is not known here: the run stops at the first gap, so a view of the place from
+    long before (another room, before the object was put there) does not count."""
+    t0 = node.first_seen_s
+    if cfg.first_view_gap_s <= 0 or ego.K is None:
+        return t0
+    times = np.asarray(ego.times_s)
+    start = int(np.searchsorted(times, t0 - cfg.first_view_window_s, side="left"))
+    stop = int(np.searchsorted(times, t0, side="left"))
+    corners = box_corners_w(node, t0, cfg.room_half_extent_cap_m)
+    seen = times[start:stop][points_in_view(ego, np.vstack([corners, corners.mean(axis=0)]), start, stop,
+                                            cfg.first_view_range_m)]
+    run = np.append(seen, t0)
+    gaps = np.flatnonzero(np.diff(run) > cfg.first_view_gap_s)
+    return float(run[gaps[-1] + 1] if len(gaps) else run[0])
+
+
 def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
-    """The asked categories ordered by when memory first saw any instance of each (``class_nodes``); options
-    (orders) scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without
-    options, the one seen first (or, ``Intent.sequence_end`` LAST, the one whose first sighting came last)."""
+    """The asked categories ordered by when any instance of each (``class_nodes``) was first seen (``first_view_s``:
+    its first sighting; with ``cfg.first_view_gap_s`` back-dated over the views leading up to it); options (orders)
+    scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without options, the
+    one seen first (or, ``Intent.sequence_end`` LAST, the one whose first sighting came last)."""
     first: dict[str, float] = {}
     for i, target in enumerate(ctx.intent.targets):
         nodes = class_nodes(ctx, i, cfg.class_min_obs)
         if nodes:
-            first[target.key] = min(n.first_seen_s for n in nodes)
+            first[target.key] = min(first_view_s(ctx.snapshot.ego, n, cfg) for n in nodes)
     if not first:
         return _none("none of the objects is in memory")
     order = sorted(first, key=first.get)

@@ -87,7 +87,7 @@ class EgoLog:
         tags = np.empty(len(self.tags), dtype=object)
         tags[:] = self.tags  # tag names gathered in C: a 16-hour log has 57,600 frames
         return EgoTrack(self.t.view(n), self.T.view(n), tuple(tags[self.tag.view(n)].tolist()),
-                        tuple(self.frame.view(n).tolist()))
+                        tuple(self.frame.view(n).tolist()), self.K.view(n))
 
     # ------------------------------------------------------------------ persistence
     def to_state(self) -> State:

@@ -77,6 +77,7 @@ class EgoTrack:
     T_world_cam: np.ndarray  # (N, 4, 4)
     scene_tags: tuple[Optional[str], ...] = ()
     frame_indices: tuple[int, ...] = ()
+    K: Optional[np.ndarray] = None  # (N, 6) fx, fy, cx, cy, width, height of each frame's camera (zeros: unknown)
 
     def __len__(self) -> int:
         return int(len(self.times_s))
