@@ -76,6 +76,7 @@ class EgoTrack:
     T_world_cam: np.ndarray  # (N, 4, 4)
     scene_tags: tuple[Optional[str], ...] = ()
     frame_indices: tuple[int, ...] = ()
+    far_edges_m: Optional[np.ndarray] = None  # (N, bins, 3): where each frame saw the walls end (memory/outline.py)
 
     def __len__(self) -> int:
         return int(len(self.times_s))
