@@ -64,7 +64,7 @@ def test_memory_logs_the_outline_and_room_size_measures_the_walls():
     from directme.query.ego import ROOMS
 
     K = Intrinsics.from_fov(96, 72, 70.0)
-    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0)))
+    mem = SpatialMemory(MemoryConfig(up_world=(0.0, 0.0, 1.0), outline=OutlineConfig(pixel_stride=2)))  # tiny images
     frames = []
     for i, (x, y) in enumerate([(1.5, 1.5), (3.5, 2.5), (2.5, 3.3)]):  # turning around at three spots
         for k, a in enumerate(np.radians(np.arange(0, 360, 30))):

@@ -247,7 +247,7 @@ class OutlineConfig:
 
     enabled: bool = True  # log each frame's far edges (off: areas come from the walk alone)
     bins: int = 16  # bearing slices across the view, one far edge each
-    pixel_stride: int = 4  # every this-many-th depth pixel (rows and columns) is used
+    pixel_stride: int = 8  # every this-many-th depth pixel (rows and columns) is used
     min_depth_m: float = 0.3  # points nearer than this ...
     max_depth_m: float = 8.0  # ... or farther than this are not used
     below_cam_m: float = 0.3  # points at most this far below the camera (upper walls, above most furniture) count
