@@ -46,15 +46,20 @@ def wall_support(u: np.ndarray, v: np.ndarray, cfg: MeasureConfig) -> tuple[floa
 
 def walls_along(u: np.ndarray, v: np.ndarray, centre: float, cfg: MeasureConfig) -> tuple[float, float]:
     """The room's walls across ``u`` below and above ``centre``: on each side the innermost cell whose support
-    (``wall_support``) reaches ``room_wall_share`` of that side's best, placed at the median of its points."""
+    (``wall_support``) reaches ``room_wall_share`` of that side's best, moved outward to the top of its rise (a
+    wall blurred by drift is where its support peaks, not where it starts), placed at the median of its points."""
     cell = cfg.room_wall_cell_m
     u0, support = wall_support(u, v, cfg)
     c = int(np.clip(math.floor((centre - u0) / cell), 0, len(support) - 1))
     below, above = support[:c + 1], support[c:]
-    cells = (int(np.flatnonzero(below >= cfg.room_wall_share * below.max())[-1]),
-             c + int(np.flatnonzero(above >= cfg.room_wall_share * above.max())[0]))
+    lo = int(np.flatnonzero(below >= cfg.room_wall_share * below.max())[-1])
+    hi = c + int(np.flatnonzero(above >= cfg.room_wall_share * above.max())[0])
+    while lo > 0 and support[lo - 1] > support[lo]:
+        lo -= 1
+    while hi < len(support) - 1 and support[hi + 1] > support[hi]:
+        hi += 1
     out = []
-    for i in cells:
+    for i in (lo, hi):
         x = u0 + (i + 0.5) * cell
         near = u[np.abs(u - x) <= cfg.room_wall_band_m + 0.5 * cell]
         out.append(float(np.median(near)) if len(near) else x)
