@@ -38,7 +38,7 @@ def wall_support(u: np.ndarray, v: np.ndarray, cfg: MeasureConfig) -> tuple[floa
     iv = np.floor((v - v0) / cell).astype(np.int64)
     counts = np.zeros((int(iu.max()) + 1, int(iv.max()) + 1))
     np.add.at(counts, (iu, iv), 1.0)
-    k = int(round(cfg.room_wall_band_m / cell))
+    k = round(cfg.room_wall_band_m / cell)
     padded = np.pad(counts, ((k, k), (0, 0)))
     band = sum(padded[j:j + len(counts)] for j in range(2 * k + 1))
     return u0, np.minimum(band, cfg.room_wall_cap).sum(axis=1)
