@@ -153,7 +153,7 @@ def test_every_component_follows_the_protocol_and_round_trips_its_state():
         back = type(part).from_state(mem.cfg, state, loaded)
         assert differences(state, back.to_state()) == [], key
         loaded[key] = back
-    assert [type(c).key for c in mem.components] == ["pose", "ego", "places", "objects"]
+    assert [type(c).key for c in mem.components] == ["pose", "ego", "places", "outline", "objects"]
     read = {name for part in parts.values() for name in part.sections}
     assert read == set(_SECTIONS), set(_SECTIONS) - read  # every section is some component's
 

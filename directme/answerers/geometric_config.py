@@ -142,6 +142,12 @@ class MeasureConfig:
     room_object_reach_m: float = 2.0  # an object's box joins its room's area when this close (ground) to the walk
     room_half_extent_cap_m: float = 0.6  # ... each box at most this far from its centre (stray points inflate it)
     room_trim: float = 0.0  # share of points allowed outside the area's rectangle on each side
+    room_min_edges: int = 20  # fewer far edges logged in a room (memory/outline.py): its area comes from the walk
+    room_max_edges: int = 20000  # more far edges are thinned evenly to this many (the wall fit's cost)
+    room_wall_cell_m: float = 0.1  # walls: the far edges are counted in cells of this size
+    room_wall_band_m: float = 0.1  # ... a wall's support: the edges within this of its line ...
+    room_wall_cap: int = 3  # ... at most this many per cell along it (length seen beats a face seen often)
+    room_wall_share: float = 0.5  # a room's wall: the innermost line with this share of the best support on its side
     rect_step_deg: float = 1.0  # the area's rectangle: orientations searched in steps of this
     inversion_penalty: float = 3.0  # appearance order: each pair an option orders against memory costs this (log)
     first_view_gap_s: float = 0.0  # appearance order: back-date a first sighting over the views of it just before, each
@@ -152,12 +158,17 @@ class MeasureConfig:
     turn_back_deg: float = 135.0  # routes: a heading change larger than this (either way) is "turn back"
 
     def __post_init__(self) -> None:
-        check_section(self, "measure", at_least_one=("class_min_obs", "room_min_frames"),
-                      positive=("rect_step_deg", "turn_sigma_deg", "turn_back_deg"),
+        check_section(self, "measure", at_least_one=("class_min_obs", "room_min_frames", "room_max_edges",
+                                                     "room_wall_cap"),
+                      positive=("rect_step_deg", "turn_sigma_deg", "turn_back_deg", "room_wall_cell_m",
+                                "room_wall_share"),
                       non_negative=("room_object_reach_m", "room_half_extent_cap_m", "inversion_penalty",
-                                    "first_view_gap_s", "first_view_window_s", "first_view_range_m"))
+                                    "room_min_edges", "room_wall_band_m", "first_view_gap_s", "first_view_window_s",
+                                    "first_view_range_m"))
         if not 0 <= self.room_trim < 0.5:
             raise InvalidInputError(f"measure.room_trim must be in [0, 0.5), got {self.room_trim!r}")
+        if not 0 < self.room_wall_share <= 1:
+            raise InvalidInputError(f"measure.room_wall_share must be in (0, 1], got {self.room_wall_share!r}")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from ..query.ego import current_place, ego_frame_at, object_place, position_at, 
 from ..query.types import QueryContext
 from ..query.vocab import canonical, label_keys
 from ..types import Flag
+from .floor_area import wall_rectangle_m2
 from .geometric_config import MeasureConfig
 from .prediction import Prediction, PredictionKind, angle_diff
 from .prediction import best_node as _best_node
@@ -83,11 +84,11 @@ def object_size(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
 
 
 def room_size(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
-    """Floor area (m2) of the wearer's room (or the asked object's): the smallest rectangle around the wearer's
-    positions whose settled scene tag (flicker taken out) is that room's (at least ``cfg.room_min_frames``) and
-    the boxes of the objects memory places in it whose centre lies within ``cfg.room_object_reach_m`` (ground) of
-    one of those positions (an object seen through a door and placed in the wrong room lies farther), each box at
-    most ``cfg.room_half_extent_cap_m`` from its centre (stray points inflate extents)."""
+    """Floor area (m2) of the wearer's room (or the asked object's), from the frames whose settled scene tag
+    (flicker taken out) is that room's (at least ``cfg.room_min_frames``): the rectangle of the walls fitted to
+    the far edges those frames saw (memory/outline.py; floor_area.py: what a door shows of the next room lies
+    beyond them). Without enough far edges (a save made before they were logged, frames without depth): the
+    rectangle around the walk and the room's objects (``walked_area_m2``)."""
     snap, t = ctx.snapshot, ctx.facts.time.t_eval
     rooms = ctx.facts.rooms
     if ctx.intent.targets:
@@ -101,20 +102,37 @@ def room_size(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
     ego = snap.ego
     n_t = int(np.searchsorted(ego.times_s, t, side="right"))
     inside = np.array([bool(s) and canonical(s) == key for s in settled_tags(snap, rooms)[:n_t]], dtype=bool)
-    walked = list(ego.T_world_cam[:n_t][inside, :3, 3])
+    walked = ego.T_world_cam[:n_t][inside, :3, 3].astype(np.float64)
     if len(walked) < cfg.room_min_frames:
         return _none(f"too little of the {tag} seen to measure it")
     frame = ego_frame_at(snap, t)
-    walked_xy = frame.to_ego(np.asarray(walked))[:, :2]
+    edges = None if ego.far_edges_m is None else ego.far_edges_m[:n_t][inside].astype(np.float64)
+    if edges is not None:
+        edges = (walked[:, None, :] + edges).reshape(-1, 3)
+        edges = edges[np.isfinite(edges).all(axis=1)]
+    walked_xy = frame.to_ego(walked)[:, :2]
+    area = wall_rectangle_m2(frame.to_ego(edges)[:, :2], walked_xy, cfg) \
+        if edges is not None and len(edges) >= max(cfg.room_min_edges, 1) else None
+    if area is None:
+        area = walked_area_m2(ctx, cfg, key, walked_xy)
+    return Prediction(PredictionKind.NUMBER, f"The {tag} covers about {area:.1f} square metres.", value=area,
+                      unit="m2")
+
+
+def walked_area_m2(ctx: QueryContext, cfg: MeasureConfig, key: str, walked_xy: np.ndarray) -> float:
+    """The smallest rectangle around the walk in a room (``walked_xy``, ego ground plane) and the boxes of the
+    objects memory places in it whose centre lies within ``cfg.room_object_reach_m`` of the walk (an object seen
+    through a door and placed in the wrong room lies farther), each box at most ``cfg.room_half_extent_cap_m``
+    from its centre (stray points inflate extents)."""
+    snap, t, rooms = ctx.snapshot, ctx.facts.time.t_eval, ctx.facts.rooms
+    frame = ego_frame_at(snap, t)
     boxes = []
     for n in snap.objects.values():
         if n.first_seen_s <= t and canonical(object_place(snap, n, -1, rooms) or "") == key:
             corners_xy = frame.to_ego(box_corners_w(n, t, cfg.room_half_extent_cap_m))[:, :2]
             if np.min(np.linalg.norm(walked_xy - corners_xy.mean(axis=0), axis=1)) <= cfg.room_object_reach_m:
                 boxes.append(corners_xy)
-    area = min_area_rectangle_m2(np.concatenate([walked_xy] + boxes), cfg.rect_step_deg, cfg.room_trim)
-    return Prediction(PredictionKind.NUMBER, f"The {tag} covers about {area:.1f} square metres.", value=area,
-                      unit="m2")
+    return min_area_rectangle_m2(np.concatenate([walked_xy] + boxes), cfg.rect_step_deg, cfg.room_trim)
 
 
 def closest_distance(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:

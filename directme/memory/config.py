@@ -10,15 +10,16 @@ from typing import Any, Mapping, Optional
 
 from ..errors import InvalidInputError
 from .pose_sections import HeadingConfig, RelocalisationConfig, ScanConfig, VerticalConfig
-from .sections import AssociationConfig, GoneConfig, KeyframeConfig, MapConfig, PlacesConfig
+from .sections import AssociationConfig, GoneConfig, KeyframeConfig, MapConfig, OutlineConfig, PlacesConfig
 
 __all__ = ["AssociationConfig", "GoneConfig", "HeadingConfig", "KeyframeConfig", "MapConfig", "MemoryConfig",
-           "PlacesConfig", "RelocalisationConfig", "ScanConfig", "VerticalConfig"]
+           "OutlineConfig", "PlacesConfig", "RelocalisationConfig", "ScanConfig", "VerticalConfig"]
 
 
 _SECTIONS = {"map": MapConfig, "association": AssociationConfig, "relocalisation": RelocalisationConfig,
              "vertical": VerticalConfig, "heading": HeadingConfig, "scan": ScanConfig, "keyframes": KeyframeConfig,
-             "gone": GoneConfig, "places": PlacesConfig}
+             "gone": GoneConfig, "places": PlacesConfig,
+             "outline": OutlineConfig}
 
 # flat keys of the format before the sections (saved configs and old code): key -> (section, field)
 _FLAT: dict[str, tuple[str, str]] = {
@@ -64,6 +65,7 @@ class MemoryConfig:
     keyframes: KeyframeConfig = field(default_factory=KeyframeConfig)
     gone: GoneConfig = field(default_factory=GoneConfig)
     places: PlacesConfig = field(default_factory=PlacesConfig)
+    outline: OutlineConfig = field(default_factory=OutlineConfig)
     up_world: Optional[tuple[float, float, float]] = None  # world up, when known; None: estimated (memory.vertical)
 
     def __post_init__(self) -> None:

@@ -29,6 +29,7 @@ from .component import MemoryComponent, State
 from .config import MemoryConfig
 from .ego_log import EgoLog
 from .object_store import IMAGE, ObjectStore
+from .outline import RoomOutline
 from .places import PlaceClusterer
 from .pose import PoseCorrector
 from .pose.heading import HeadingTracker
@@ -45,7 +46,8 @@ FILES = ("memory.json", "arrays.npz", "images.npz")
 MAX_INFLATE = 1000  # a compressed array member may expand at most this much (np.savez stores them uncompressed)
 # every component of a save, in the order they are loaded (a component may read those before it)
 COMPONENTS: dict[str, Any] = {c.key: c for c in (VerticalEstimator, HeadingTracker, ScanMatcher, Relocaliser,
-                                                   PoseCorrector, EgoLog, PlaceClusterer, ObjectStore)}
+                                                   PoseCorrector, EgoLog, PlaceClusterer, RoomOutline, ObjectStore)}
+OPTIONAL = ("outline",)  # components added since format 4 began: a save without one loads it empty
 
 
 def save_memory(cfg: MemoryConfig, parts: Mapping[str, MemoryComponent], directory: Union[str, Path]) -> Path:
@@ -129,6 +131,9 @@ def _split(meta: dict[str, Any], arrays: dict[str, np.ndarray], images: dict[str
         raise StateError("components", "must be a mapping of each component's state")
     out = {}
     for key in COMPONENTS:
+        if key in OPTIONAL and key not in components:
+            out[key] = ({}, {})
+            continue
         if not isinstance(components.get(key), dict):
             raise StateError("components", f"lacks the state of '{key}'")
         own = {name[len(key) + 1:]: a for name, a in (*arrays.items(), *images.items()) if name.startswith(key + "/")}
@@ -151,7 +156,7 @@ def _split_flat(meta: dict[str, Any], arrays: dict[str, np.ndarray], images: dic
                             "corrections": meta.get("relocalisations", [])}, {}),
         "pose": ({"T_mem_input": meta.get("T_mem_input", np.eye(4).tolist()),
                   "recent": meta.get("recent_corrections", [])}, {}),
-        "ego": (meta, arrays), "places": ({"tags": meta.get("place_tags")}, arrays),
+        "ego": (meta, arrays), "places": ({"tags": meta.get("place_tags")}, arrays), "outline": ({}, {}),
         "objects": (meta, {**arrays, **{IMAGE + k: v for k, v in images.items()}}),
     }
 

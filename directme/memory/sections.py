@@ -247,6 +247,26 @@ class PlacesConfig:
                at_least_one=("max_near_edges",))
 
 
+@section("outline")
+@dataclass(frozen=True)
+class OutlineConfig:
+    """Where each frame saw the room's walls end (outline.py): the floor area a place covers."""
+
+    enabled: bool = True  # log each frame's far edges (off: areas come from the walk alone)
+    bins: int = 16  # bearing slices across the view, one far edge each
+    pixel_stride: int = 8  # every this-many-th depth pixel (rows and columns) is used
+    min_depth_m: float = 0.3  # points nearer than this ...
+    max_depth_m: float = 8.0  # ... or farther than this are not used
+    below_cam_m: float = 0.3  # points at most this far below the camera (upper walls, above most furniture) count
+    far_quantile: float = 0.9  # a slice's far distance: this quantile of its points' ground distances ...
+    band: float = 0.15  # ... its far edge: the median of the points beyond (1 - this) of it
+    min_points: int = 8  # a slice with fewer points has no far edge
+
+    def __post_init__(self) -> None:
+        _check(self, positive=("max_depth_m",), at_least_one=("bins", "pixel_stride", "min_points"),
+               non_negative=("min_depth_m", "below_cam_m"), unit=("far_quantile", "band"))
+
+
 def _pair(v: object) -> bool:
     """Two finite numbers (a range or a pair of angles)."""
     return isinstance(v, (tuple, list)) and len(v) == 2 and all(

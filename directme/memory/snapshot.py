@@ -78,6 +78,7 @@ class EgoTrack:
     scene_tags: tuple[Optional[str], ...] = ()
     frame_indices: tuple[int, ...] = ()
     K: Optional[np.ndarray] = None  # (N, 6) fx, fy, cx, cy, width, height of each frame's camera (zeros: unknown)
+    far_edges_m: Optional[np.ndarray] = None  # (N, bins, 3): where each frame saw the walls end (memory/outline.py)
 
     def __len__(self) -> int:
         return int(len(self.times_s))

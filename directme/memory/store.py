@@ -1,6 +1,7 @@
 """SpatialMemory: the causal streaming spatial memory (update with frames, view as of any time t)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from pathlib import Path
@@ -17,6 +18,7 @@ from .graph import ObjectTable, build_graph
 from .ingest import lift_instances, validate
 from .object_store import ObjectStore
 from .persist import load_memory, save_memory
+from .outline import RoomOutline
 from .places import PlaceClusterer
 from .pose import PoseCorrector
 from .snapshot import EgoTrack, KeyframeRef, LazyGraph, MemorySnapshot
@@ -35,6 +37,7 @@ class SpatialMemory:
         self.ego = EgoLog()
         self.pose = PoseCorrector(self.cfg)
         self.places = PlaceClusterer(self.cfg.places.eps_m)
+        self.outline = RoomOutline(self.cfg.outline)
         self._cache: dict = {}
         # readers (as_of) may run in several threads at once: they fill the cache under this lock
         self._cache_lock = threading.RLock()
@@ -64,14 +67,15 @@ class SpatialMemory:
     @property
     def components(self) -> tuple[MemoryComponent, ...]:
         """The components in the order ``update`` walks them: the pose correction (its stages in their order,
-        pose/corrector.py), then the ego log, the places and the object table (component.py)."""
-        return (self.pose, self.ego, self.places, self.objects)
+        pose/corrector.py), then the ego log, the places, the room outline and the object table (component.py)."""
+        return (self.pose, self.ego, self.places, self.outline, self.objects)
 
     def parts(self) -> dict[str, MemoryComponent]:
         """Every component that owns state, by key, in the order a save loads them: the pose stages before the
         corrector that holds them, the ego log before what reads its positions and times."""
         stages = {s.key: s for s in self.pose.stages}
-        return {**stages, "pose": self.pose, "ego": self.ego, "places": self.places, "objects": self.objects}
+        return {**stages, "pose": self.pose, "ego": self.ego, "places": self.places,
+                "outline": self.outline, "objects": self.objects}
 
     # ------------------------------------------------------------------ update
     def update(self, fp: FramePerception) -> dict[int, str]:
@@ -111,7 +115,7 @@ class SpatialMemory:
     def _ego_at(self, n: int) -> EgoTrack:
         key = ("ego", n)
         if key not in self._cache:
-            self._cache[key] = self.ego.track(n)
+            self._cache[key] = dataclasses.replace(self.ego.track(n), far_edges_m=self.outline.view(n))
         return self._cache[key]
 
     def _known_at(self, n: int) -> KnownRecords:
@@ -200,4 +204,5 @@ class SpatialMemory:
         cfg, parts = load_memory(directory)
         mem = SpatialMemory(cfg)
         mem.objects, mem.ego, mem.pose, mem.places = parts["objects"], parts["ego"], parts["pose"], parts["places"]
+        mem.outline = parts["outline"]
         return mem
