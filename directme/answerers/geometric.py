@@ -78,7 +78,7 @@ class GeometricAnswerer:
                 kinds == {OptionKind.PLACE} and intent.targets
                 and prim not in (Primitive.MY_TRAJECTORY, Primitive.COUNT)):
             # uses the placement history, not the event time
-            return object_room(ctx, self.config.places, self.config.confidence, self.config.metric.nearest_min_obs)
+            return object_room(ctx, self.config.places, self.config.confidence, self.config.metric)
         if prim == Primitive.MY_TRAJECTORY and intent.back_at_start:
             return back_at_start(ctx, self.config.places)
         if prim == Primitive.MY_TRAJECTORY and intent.walked:  # "how far have I walked (since ...)"
@@ -102,8 +102,9 @@ class GeometricAnswerer:
         return self._measure(ctx) if intent.closest_points and prim != P.DISTANCE_COMPARE else solver(ctx)
 
     def _node(self, ctx: QueryContext, i: int) -> Optional[ObjectNode]:
-        """The node target ``i`` means (prediction.best_node: the nearest of several well-seen instances)."""
-        return _best_node(ctx, i, self.config.metric.nearest_min_obs)
+        """The node target ``i`` means (prediction.best_node: the nearest instance, doubtful ones counted farther)."""
+        m = self.config.metric
+        return _best_node(ctx, i, m.nearest_min_obs, m.doubt_m)
 
     def _measure(self, ctx: QueryContext) -> Prediction:
         """The measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points."""
@@ -297,7 +298,7 @@ class GeometricAnswerer:
         return Prediction(PredictionKind.YES, text, 1.0 if events else conf.no_change, p_yes=p_yes)
 
     def _objects_around(self, ctx: QueryContext) -> Prediction:
-        return objects_around(ctx, self.config.relations, self.config.confidence, self.config.metric.nearest_min_obs)
+        return objects_around(ctx, self.config.relations, self.config.confidence, self.config.metric)
 
     def _extreme(self, ctx: QueryContext) -> Prediction:
         """"What is the nearest object to me?", "Which chair is farthest from the door?": the closest (or
