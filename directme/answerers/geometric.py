@@ -224,7 +224,7 @@ class GeometricAnswerer:
             return _none("the object is not in memory")
         d = next(iter(dist.values()))
         reach = float(ctx.facts.reach_m)
-        p = float(1.0 / (1.0 + np.exp(-(reach - d) / self.config.metric.reach_scale_m)))
+        p = float(0.5 + 0.5 * np.tanh((reach - d) / (2.0 * self.config.metric.reach_scale_m)))  # logistic, no overflow
         verdict = "within" if p >= 0.5 else "out of"
         return Prediction(PredictionKind.YES, f"It is {d:.1f} m away, {verdict} reach ({reach:.1f} m).", p_yes=p)
 
