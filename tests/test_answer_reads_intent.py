@@ -70,3 +70,24 @@ def test_the_named_object_is_the_instance_nearest_the_wearer_among_several_well_
     snap = snapshot(100.0, [far, here, stray], walk([(0, 40, -2, 0, "kitchen"), (100, 0, 0, 0, "kitchen")]))
     ctx = build_context("How far is the sink from me?", [], snap, Vocabulary(), None)
     assert "2.0 m" in GeometricAnswerer().answer(ctx).text
+
+
+def test_a_doubtful_instance_counts_as_farther_not_as_absent():
+    """Presence can be wrong under noise: the sink of the home the wearer stands in, believed gone, is still
+    meant over another home's sink 40 m away; within a home, the present instance wins over a gone one nearby
+    (an object moved a few metres)."""
+    from snapshot_builders import obj, snapshot, walk
+
+    from directme.answerers.geometric import GeometricAnswerer
+    from directme.query.context import build_context
+    from directme.query.vocab import Vocabulary
+
+    track = walk([(0, 40, -2, 0, "kitchen"), (100, 0, 0, 0, "kitchen")])
+    far = obj("far", "Sink", (40, 0), n_obs=50)
+    doubted = obj("here", "Sink", (2, 0), t0=90, t1=99, n_obs=6, present=False)
+    moved_from = obj("old", "Cup", (1, 0), t0=90, t1=95, n_obs=6, present=False)
+    moved_to = obj("new", "Cup", (0, 5), t0=96, t1=99, n_obs=3)
+    snap = snapshot(100.0, [far, doubted, moved_from, moved_to], track)
+    ask = GeometricAnswerer().answer
+    assert "2.0 m" in ask(build_context("How far is the sink from me?", [], snap, Vocabulary(), None)).text
+    assert "5.0 m" in ask(build_context("How far is the cup from me?", [], snap, Vocabulary(), None)).text

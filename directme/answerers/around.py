@@ -12,7 +12,7 @@ from ..memory.snapshot import ObjectNode
 from ..query.ego import ego_frame_at, object_place, position_at
 from ..query.types import QueryContext
 from ..query.vocab import label_keys
-from .geometric_config import ConfidenceConfig, RelationConfig
+from .geometric_config import ConfidenceConfig, MetricConfig, RelationConfig
 from .prediction import Prediction, PredictionKind
 from .prediction import angle_diff as _angle_diff
 from .prediction import best_node as _best_node
@@ -34,13 +34,13 @@ def _open_side_deg(ctx: QueryContext, R: np.ndarray, p_ref: np.ndarray, t: float
 
 
 def objects_around(ctx: QueryContext, cfg: RelationConfig, conf: ConfidenceConfig,
-                   nearest_min_obs: int) -> Prediction:
+                   metric: MetricConfig) -> Prediction:
     """"What is to the left of / on / under / next to / between the Y?": the objects in memory in that
     relation to the reference, in the wearer's orientation at t (left = the wearer's left); the thresholds
-    of each relation are ``cfg``'s; ``nearest_min_obs``: prediction.best_node."""
+    of each relation are ``cfg``'s; which instance a name means: ``metric`` (prediction.best_node)."""
     intent, t = ctx.intent, ctx.facts.time.t_eval
     frame = ego_frame_at(ctx.snapshot, t)
-    refs = [_best_node(ctx, intent.index_of(r), nearest_min_obs) for r in intent.references]
+    refs = [_best_node(ctx, intent.index_of(r), metric.nearest_min_obs, metric.doubt_m) for r in intent.references]
     if frame is None or not refs or any(r is None for r in refs):
         return _none("the reference object is not in memory")
     rel = intent.relation or "near"

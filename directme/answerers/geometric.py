@@ -100,8 +100,7 @@ class GeometricAnswerer:
             "distance": self._distance, "reach": self._reach, "count": self._count, "recall": self._recall,
             "my_room": self._my_room, "metres": self._metres, "objects_around": self._objects_around,
             "current_room": current_room, "changes": self._changes,
-            "object_room": lambda c: object_room(c, self.config.places, self.config.confidence,
-                                                 self.config.metric.nearest_min_obs),
+            "object_room": lambda c: object_room(c, self.config.places, self.config.confidence, self.config.metric),
             # the measurement kinds (measure.py): sizes, room areas, first-appearance orders, routes, closest points
             "longest_side": lambda c: measure.object_size(c, cfg), "floor_area": lambda c: measure.room_size(c, cfg),
             "first_seen_order": lambda c: measure.appearance_order(c, cfg),
@@ -112,8 +111,9 @@ class GeometricAnswerer:
         return solvers[name]
 
     def _node(self, ctx: QueryContext, i: int) -> Optional[ObjectNode]:
-        """The node target ``i`` means (prediction.best_node: the nearest of several well-seen instances)."""
-        return _best_node(ctx, i, self.config.metric.nearest_min_obs)
+        """The node target ``i`` means (prediction.best_node: the nearest instance, doubtful ones counted farther)."""
+        m = self.config.metric
+        return _best_node(ctx, i, m.nearest_min_obs, m.doubt_m)
 
     def _ego_direction(self, ctx: QueryContext) -> Prediction:
         node = self._node(ctx, 0)
@@ -224,7 +224,7 @@ class GeometricAnswerer:
             return _none("the object is not in memory")
         d = next(iter(dist.values()))
         reach = float(ctx.facts.reach_m)
-        p = float(1.0 / (1.0 + np.exp(-(reach - d) / self.config.metric.reach_scale_m)))
+        p = float(0.5 + 0.5 * np.tanh((reach - d) / (2.0 * self.config.metric.reach_scale_m)))  # logistic, no overflow
         verdict = "within" if p >= 0.5 else "out of"
         return Prediction(PredictionKind.YES, f"It is {d:.1f} m away, {verdict} reach ({reach:.1f} m).", p_yes=p)
 
@@ -298,7 +298,7 @@ class GeometricAnswerer:
         return Prediction(PredictionKind.YES, text, 1.0 if events else conf.no_change, p_yes=p_yes)
 
     def _objects_around(self, ctx: QueryContext) -> Prediction:
-        return objects_around(ctx, self.config.relations, self.config.confidence, self.config.metric.nearest_min_obs)
+        return objects_around(ctx, self.config.relations, self.config.confidence, self.config.metric)
 
     def _extreme(self, ctx: QueryContext) -> Prediction:
         """"What is the nearest object to me?", "Which chair is farthest from the door?": the closest (or

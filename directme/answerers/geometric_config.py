@@ -43,11 +43,12 @@ class MetricConfig:
     extreme_scale_min_m: float = 0.3  # "the closest X": an object's score falls by e per max(this, compare_scale_m) m
     unseen_logit_gap: float = 50.0  # "which is closer": a compared object not in memory, this far below the others
     reach_scale_m: float = 0.05  # "can I reach it": width of the yes/no boundary at arm's reach (logistic scale)
-    nearest_min_obs: int = 2  # several present instances of a named object seen this often: the nearest is meant
+    nearest_min_obs: int = 2  # a named object means its instance nearest the wearer; one seen less often is in doubt
+    doubt_m: float = 10.0  # each doubt about an instance (seen less often; believed gone) counts as this many m farther
 
     def __post_init__(self) -> None:
         check_section(self, "metric", positive=("compare_scale_m", "reach_scale_m"), at_least_one=("nearest_min_obs",),
-                      non_negative=("extreme_scale_min_m", "unseen_logit_gap"))
+                      non_negative=("extreme_scale_min_m", "unseen_logit_gap", "doubt_m"))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from ..query.timeref import place_event_index, place_runs, subject_place
 from ..query.types import QueryContext
 from ..query.vocab import canonical
 from ..types import Flag
-from .geometric_config import ConfidenceConfig, PlacesConfig
+from .geometric_config import ConfidenceConfig, MetricConfig, PlacesConfig
 from .prediction import Prediction, PredictionKind
 from .prediction import best_node as _best_node
 from .prediction import known_place as _known_place
@@ -85,10 +85,10 @@ def back_at_start(ctx: QueryContext, cfg: PlacesConfig) -> Prediction:
                       f"({path.net_m:.1f} m away). {path.describe()}", p_yes=p)
 
 
-def object_room(ctx: QueryContext, cfg: PlacesConfig, conf: ConfidenceConfig, nearest_min_obs: int) -> Prediction:
+def object_room(ctx: QueryContext, cfg: PlacesConfig, conf: ConfidenceConfig, metric: MetricConfig) -> Prediction:
     """The room the object is in, or was in before its latest move (``cfg.put_back_p``: see :func:`_put_back`;
-    ``nearest_min_obs``: prediction.best_node)."""
-    node = _best_node(ctx, 0, nearest_min_obs)
+    which instance the name means: ``metric``, prediction.best_node)."""
+    node = _best_node(ctx, 0, metric.nearest_min_obs, metric.doubt_m)
     if node is None:
         return _none("the object is not in memory")
     n_place = max(1, len(node.position_history))

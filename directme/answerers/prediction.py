@@ -17,7 +17,7 @@ from ..query.retrieval import Match
 from ..query.types import Evidence, QueryContext
 from ..query.vocab import canonical
 from ..types import Flag, TextEnum
-from .geometric_config import ScoringConfig
+from .geometric_config import MetricConfig, ScoringConfig
 
 _NO_ROOM = ("unknown", "none")  # place tags that name no room
 
@@ -72,21 +72,28 @@ def angle_diff(a: float, b: float) -> float:
     return abs((a - b + 180.0) % 360.0 - 180.0)
 
 
-def best_node(ctx: QueryContext, i: int, nearest_min_obs: int) -> Optional[ObjectNode]:
-    """The node meant by target ``i``: of the best label matches, the one nearest the wearer at the asked time
-    among several present ones seen at least ``nearest_min_obs`` times ("the sink" of the home the wearer is in,
-    not the most seen sink of the day); otherwise the present, most seen, latest seen one."""
+def best_node(ctx: QueryContext, i: int, nearest_min_obs: int,
+              doubt_m: float = MetricConfig.doubt_m) -> Optional[ObjectNode]:
+    """The node meant by target ``i``: of the best label matches, the one nearest the wearer at the asked time, each
+    doubt about an instance (believed gone; seen fewer than ``nearest_min_obs`` times) counting as ``doubt_m``
+    metres farther. "The sink" is the one of the home the wearer is in, even when memory believes it gone and
+    another home's sink present; within a home, a present, well-seen instance is meant. Without the wearer's
+    pose: the present, most seen, latest seen one."""
     matches: tuple[tuple[Match, ...], ...] = ctx.facts.matches
     if i >= len(matches) or not matches[i]:
         return None
     top = max(m.score for m in matches[i])
     nodes = [ctx.snapshot.objects[m.node_id] for m in matches[i] if m.score >= top - 1e-9]
-    solid = [n for n in nodes if n.present and n.n_obs >= nearest_min_obs]
     t = ctx.facts.time.t_eval
-    frame = ego_frame_at(ctx.snapshot, t) if len(solid) > 1 else None
-    if frame is not None:
-        return min(solid, key=lambda n: ground_distance_m(frame.to_ego(position_at(n, t))))
-    return max(nodes, key=lambda n: (n.present, n.n_obs, n.last_seen_s))
+    frame = ego_frame_at(ctx.snapshot, t) if len(nodes) > 1 else None
+    if frame is None:
+        return max(nodes, key=lambda n: (n.present, n.n_obs, n.last_seen_s))
+
+    def cost_m(n: ObjectNode) -> float:
+        doubts = (not n.present) + (n.n_obs < nearest_min_obs)
+        return ground_distance_m(frame.to_ego(position_at(n, t))) + doubt_m * doubts
+
+    return min(nodes, key=cost_m)
 
 
 def target_nodes(ctx: QueryContext, i: int, min_meaning_score: float = 0.0) -> list[ObjectNode]:
