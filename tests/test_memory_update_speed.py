@@ -262,3 +262,23 @@ def test_every_second_pixel_is_the_strided_count():
         m = RNG.random((h, w)) < RNG.choice([0.0, 0.05, 0.5, 1.0])
         m = m if k % 4 else np.asfortranarray(m)
         assert _every_second_pixel(m) == np.count_nonzero(m[::2, ::2])
+
+
+def test_field_sample_from_a_known_box_is_the_same():
+    """``sample_xy`` told the points' box decides inside/outside as from the points themselves, at every shift,
+    also with the box's corners right on a cell's edge."""
+    occ = RNG.random((30, 40)).astype(np.float32)
+    f = Field(occ, np.array([-0.7, 0.3]), 0.05)
+    at = np.ascontiguousarray(RNG.uniform([-0.6, 0.4], [0.6, 2.2], (150, 2)).T)
+    at[:, 0] = (-0.7 + 0.025, 0.3 + 0.025)  # a point right at the first cell's centre
+    box = (at.min(axis=1), at.max(axis=1))
+    for s in (np.zeros(2), np.array([0.031, -0.012]), np.array([-0.2, 0.5]), np.array([0.9, -0.4]),
+              np.array([-1e-17, 0.0])):
+        q = at + s[:, None]
+        fl = np.floor((q - f.lo[:, None]) / f.cell - 0.5)
+        every = bool((fl >= 0).all() and (fl[0] < 29).all() and (fl[1] < 39).all())
+        assert f._inside((box[0] + s, box[1] + s)) == every
+        for cols in (0, 3):
+            v, g = f.sample_xy(q, cols)
+            v2, g2 = f.sample_xy(q, cols, box=(box[0] + s, box[1] + s))
+            assert _same(v, v2) and _same(g, g2)

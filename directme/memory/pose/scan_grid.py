@@ -288,6 +288,9 @@ class Field:
 
     def __init__(self, occ: np.ndarray, lo_xy: np.ndarray, cell_m: float) -> None:
         self.occ, self.lo, self.cell = occ, lo_xy.astype(np.float64), float(cell_m)
+        self._lo_col, self._lo_list = self.lo[:, None], self.lo.tolist()  # kept for the many samples of a frame
+        self._flat = occ.reshape(-1)
+        self._quad = np.array([[[0], [1]], [[occ.shape[1]], [occ.shape[1] + 1]]])  # offsets of the 2x2 cells
 
     def score(self, xy: np.ndarray, k: int) -> np.ndarray:
         """Mean value (nearest cell) at the points shifted by every whole number of cells in [-k, k] along both
@@ -309,17 +312,25 @@ class Field:
         outside."""
         return self.sample_xy(xy.T, cols)
 
-    def sample_xy(self, q: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    def sample_xy(self, q: np.ndarray, cols: int = 2,
+                  box: Optional[tuple[np.ndarray, np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
         """``sample`` of the points given as a (2, N) array of their coordinates (numpy is slow on rows of two);
-        ``cols=0``: the values only (no gradients computed)."""
-        g = (q - self.lo[:, None]) / self.cell - 0.5
+        ``cols=0``: the values only (no gradients computed). ``box``: the points' smallest and largest coordinate
+        per axis, when the caller knows them (the same points shifted): whether every point's 2x2 cells lie
+        inside is then decided from the box (rounding is monotonic, so the box's cells are the extreme cells)."""
+        g = q - self._lo_col
+        g /= self.cell
+        g -= 0.5
         fl = np.floor(g)
         n0, n1 = self.occ.shape
         grad = np.zeros((q.shape[1], cols))
-        everywhere = q.shape[1] > 0 and fl.min() >= 0
-        if everywhere:
-            top = fl.max(axis=1)
-            everywhere = top[0] < n0 - 1 and top[1] < n1 - 1
+        if box is None:
+            everywhere = q.shape[1] > 0 and fl.min() >= 0
+            if everywhere:
+                top = fl.max(axis=1)
+                everywhere = top[0] < n0 - 1 and top[1] < n1 - 1
+        else:
+            everywhere = q.shape[1] > 0 and self._inside(box)
         if not everywhere:
             ok = (fl[0] >= 0) & (fl[1] >= 0) & (fl[0] < n0 - 1) & (fl[1] < n1 - 1)
             val = np.zeros(q.shape[1])
@@ -328,21 +339,39 @@ class Field:
             g, fl = g[:, ok], fl[:, ok]
         ij = fl.astype(np.int64)
         # the 2x2 cells around each point from one gather: m[r, s] = occ[i + r, j + s]
-        m = self.occ.reshape(-1)[(ij[0] * n1 + ij[1]) + np.array([[[0], [1]], [[n1], [n1 + 1]]])]
+        flat = ij[0]
+        flat *= n1
+        flat += ij[1]
+        m = self._flat.take(flat + self._quad)
         fr = g - fl  # (a, b): each point's place between the cells along the two axes
         fr1 = 1 - fr
-        rows = fr1[1] * m[:, 0] + fr[1] * m[:, 1]  # rows i and i + 1 interpolated along the second axis
-        v = fr1[0] * rows[0] + fr[0] * rows[1]
+        rows = fr1[1] * m[:, 0]
+        rows += fr[1] * m[:, 1]  # rows i and i + 1 interpolated along the second axis
+        v = fr1[0] * rows[0]
+        v += fr[0] * rows[1]
         if cols == 0:
             if everywhere:
                 return v, grad
             val[ok] = v
             return val, grad
         d0, d1 = m[1] - m[0], m[:, 1] - m[:, 0]  # differences along the first axis and along the second
-        g0 = (fr1[1] * d0[0] + fr[1] * d0[1]) / self.cell
-        g1 = (fr1[0] * d1[0] + fr[0] * d1[1]) / self.cell
+        g0 = fr1[1] * d0[0]
+        g0 += fr[1] * d0[1]
+        g0 /= self.cell
+        g1 = fr1[0] * d1[0]
+        g1 += fr[0] * d1[1]
+        g1 /= self.cell
         if everywhere:
             grad[:, 0], grad[:, 1] = g0, g1
             return v, grad
         val[ok], grad[ok, 0], grad[ok, 1] = v, g0, g1
         return val, grad
+
+    def _inside(self, box: tuple[np.ndarray, np.ndarray]) -> bool:
+        """Whether the 2x2 cells of every point in ``box`` (smallest, largest coordinate per axis) lie in the
+        field: ``sample_xy``'s per-point arithmetic on the box's corners, in Python floats (the same doubles)."""
+        (a0, a1), (b0, b1) = box[0].tolist(), box[1].tolist()
+        l0, l1 = self._lo_list
+        c, (n0, n1) = self.cell, self.occ.shape
+        return math.floor((a0 - l0) / c - 0.5) >= 0 and math.floor((a1 - l1) / c - 0.5) >= 0 \
+            and math.floor((b0 - l0) / c - 0.5) < n0 - 1 and math.floor((b1 - l1) / c - 0.5) < n1 - 1
