@@ -99,6 +99,10 @@ def test_grid_counts_each_cell_once_a_frame_and_pools_blocks():
     assert got == hits and len(g) == len(hits)
     assert {tuple((np.array(ij) + origin).tolist()): float(s) for ij, s in np.ndenumerate(dense_first)
             if np.isfinite(s)} == first
+    for before in (2.0, 3.5, np.inf):  # a dated window: the dense counts of the cells first hit by then
+        c0, c1 = origin + 3, origin + g.shape - 2
+        want = np.where(dense_first <= before, dense_hits, 0)[3:-2, 3:-2]
+        assert _same(g.window(c0, c1, before), want)
     lo, hi = np.array([-1.2, -1.1]), np.array([2.0, 1.9])
     occ, corner = g.occupancy(lo, hi, cfg, before_s=3.0)
     n0, n1 = (occ.shape[0] // 2) * 2, (occ.shape[1] // 2) * 2
@@ -282,3 +286,22 @@ def test_field_sample_from_a_known_box_is_the_same():
             v, g = f.sample_xy(q, cols)
             v2, g2 = f.sample_xy(q, cols, box=(box[0] + s, box[1] + s))
             assert _same(v, v2) and _same(g, g2)
+
+
+def test_scene_depth_of_float32_points_is_the_widened_projection():
+    """``presence.scene_depth_at`` subtracts the camera from float32 points without widening them first: the same
+    doubles as ``astype(float64)`` then the subtraction."""
+    from directme.geometry import Intrinsics, Pose
+    from directme.memory.presence import scene_depth_at
+    from directme.types import Frame
+
+    T = np.eye(4)
+    T[:3, :3] = [[np.cos(0.4), 0, np.sin(0.4)], [0, 1, 0], [-np.sin(0.4), 0, np.cos(0.4)]]
+    T[:3, 3] = (0.3, -0.2, 0.1)
+    f = Frame(0.0, np.zeros((48, 64, 3), np.uint8), RNG.uniform(0.1, 5, (48, 64)).astype(np.float32), Pose(T),
+              Intrinsics(60.0, 61.5, 31.7, 23.2, 64, 48))
+    pts = RNG.normal(0, 2, (500, 3)).astype(np.float32)
+    pts[0] = T[:3, 3]  # at the camera: never projected
+    got, want = scene_depth_at(pts, f, 2, 0.2), scene_depth_at(pts.astype(np.float64), f, 2, 0.2)
+    assert len(got[0]) > 10 and 0 not in got[0]
+    assert all(_same(a, b) for a, b in zip(got, want))

@@ -112,21 +112,22 @@ class StructureGrid:
 
     def window(self, c0: np.ndarray, c1: np.ndarray, before_s: float = math.inf) -> np.ndarray:
         """Hit counts of the cells [c0, c1) (absolute cell indices) first hit at or before ``before_s`` (0 elsewhere)."""
-        out = np.zeros(tuple((c1 - c0).tolist()), dtype=np.uint8)
-        T = self.tile
-        t0, t1 = c0 // T, (c1 - 1) // T
-        for ti in range(int(t0[0]), int(t1[0]) + 1):
-            for tj in range(int(t0[1]), int(t1[1]) + 1):
+        (a0, a1), (b0, b1) = c0.tolist(), c1.tolist()  # Python ints: a window crosses few tiles, each a few slices
+        out = np.zeros((b0 - a0, b1 - a1), dtype=np.uint8)
+        T, dated = self.tile, math.isfinite(before_s)
+        for ti in range(a0 // T, (b0 - 1) // T + 1):
+            for tj in range(a1 // T, (b1 - 1) // T + 1):
                 r = self.slot.get((ti, tj))
                 if r is None:
                     continue
-                a = np.maximum(c0, (ti * T, tj * T))  # the tile's part inside the window, in absolute cells
-                b = np.minimum(c1, (ti * T + T, tj * T + T))
-                src = (slice(int(a[0] - ti * T), int(b[0] - ti * T)), slice(int(a[1] - tj * T), int(b[1] - tj * T)))
-                hits = self.hits[r][src]
-                if math.isfinite(before_s):
-                    hits = np.where(self.first_s[r][src] <= before_s, hits, 0)
-                out[a[0] - c0[0]:b[0] - c0[0], a[1] - c0[1]:b[1] - c0[1]] = hits
+                i0, i1 = max(a0, ti * T), min(b0, ti * T + T)  # the tile's part inside the window, in absolute cells
+                j0, j1 = max(a1, tj * T), min(b1, tj * T + T)
+                src = (slice(i0 - ti * T, i1 - ti * T), slice(j0 - tj * T, j1 - tj * T))
+                dst = out[i0 - a0:i1 - a0, j0 - a1:j1 - a1]
+                if dated:
+                    np.copyto(dst, self.hits[r][src], where=self.first_s[r][src] <= before_s)
+                else:
+                    dst[...] = self.hits[r][src]
         return out
 
     def dense(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
