@@ -305,3 +305,24 @@ def test_scene_depth_of_float32_points_is_the_widened_projection():
     got, want = scene_depth_at(pts, f, 2, 0.2), scene_depth_at(pts.astype(np.float64), f, 2, 0.2)
     assert len(got[0]) > 10 and 0 not in got[0]
     assert all(_same(a, b) for a, b in zip(got, want))
+
+
+def test_tiles_hit_are_uniques_order_and_inverse():
+    from directme.memory.pose.scan_grid import _tiles_hit
+
+    for lo, hi, n in [((-3, -2), (2, 4), 500), ((5, -7), (5, -7), 40), ((-400, 0), (400, 300), 300)]:
+        t = RNG.integers(lo, np.array(hi) + 1, (n, 2))
+        keys, inverse = _tiles_hit(t, t.min(axis=0), t.max(axis=0))
+        _, first, inv = np.unique(t[:, 0] * (1 << 32) + t[:, 1], return_index=True, return_inverse=True)
+        assert keys == [tuple(k) for k in t[first].tolist()] and _same(inverse, inv.reshape(-1))
+
+
+@pytest.mark.parametrize("max_hits", [1, 3, 255])
+def test_hit_counts_stop_at_max_hits(max_hits):
+    g = StructureGrid(0.05, tile_cells=8)
+    xy = RNG.uniform(-0.5, 0.5, (200, 2))
+    for t in range(5):
+        g.add(xy, max_hits, float(t))
+    g.add(np.array([[3.0, 3.0]]), max_hits, 5.0)
+    _, hits, _ = g.dense()
+    assert sorted(set(hits[hits > 0].tolist())) == sorted({min(5, max_hits), 1})

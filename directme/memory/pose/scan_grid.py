@@ -54,26 +54,33 @@ class StructureGrid:
         if not len(xy):
             return 0
         c = self.cells(xy)
-        self._grow_box(c.min(axis=0), c.max(axis=0))
+        c_lo, c_hi = c.min(axis=0), c.max(axis=0)
+        self._grow_box(c_lo, c_hi)
         t = c // self.tile
-        tile_id, first, inverse = np.unique(t[:, 0] * (1 << 32) + t[:, 1], return_index=True, return_inverse=True)
-        rows = np.empty(len(tile_id), dtype=np.int64)
-        keys = [tuple(k) for k in t[first].tolist()]
+        keys, inverse = _tiles_hit(t, c_lo // self.tile, c_hi // self.tile)
+        rows = np.empty(len(keys), dtype=np.int64)
         for j, key in enumerate(keys):
             r = self.slot.get(key)
             rows[j] = self._new_row(key, set(keys)) if r is None else r
-        row = rows[inverse.reshape(-1)]
+        row = rows[inverse]
         kept = row >= 0  # none only when this frame's own tiles fill max_cells
-        rows, row, c, t = rows[rows >= 0], row[kept], c[kept], t[kept]
+        dropped = len(kept) - int(np.count_nonzero(kept))
+        if dropped:
+            rows, row, c, t = rows[rows >= 0], row[kept], c[kept], t[kept]
         self.last_s[rows] = t_s
         local = c - t * self.tile
         flat = (row * self.tile + local[:, 0]) * self.tile + local[:, 1]
         # a cell named twice gets the same value twice: one hit per cell and frame without sorting the cells
         h = self.hits.reshape(-1)
-        h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
+        if 1 <= max_hits <= 255:  # min(h + 1, max_hits) as min(h, max_hits - 1) + 1: in uint8, no overflow
+            bumped = np.minimum(h[flat], np.uint8(max_hits - 1))
+            bumped += 1
+            h[flat] = bumped
+        else:
+            h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
         f = self.first_s.reshape(-1)
         f[flat] = np.minimum(f[flat], np.float32(t_s))
-        return int(np.count_nonzero(~kept))
+        return dropped
 
     def _grow_box(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """Grow the dense grid's box as that grid grew: to 8 cells past the hits."""
@@ -205,6 +212,23 @@ class StructureGrid:
                 g.first_s[r, d[0]:d[0] + block.shape[0], d[1]:d[1] + block.shape[1]] = first_s[a[0]:b[0], a[1]:b[1]]
                 g.last_s[r] = float(np.max(np.where(block > 0, first_s[a[0]:b[0], a[1]:b[1]], -np.inf)))
         return g
+
+
+def _tiles_hit(t: np.ndarray, t_lo: np.ndarray, t_hi: np.ndarray) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """(the distinct tiles of ``t`` (N, 2) in (row, column) order, each row's place among them) - ``np.unique``'s
+    order and inverse - counted on the box of tiles [t_lo, t_hi] (a frame's few) instead of sorting the points."""
+    (l0, l1), (h0, h1) = t_lo.tolist(), t_hi.tolist()
+    if (h0 - l0 + 1) * (h1 - l1 + 1) > 1 << 16:  # points strewn over many tiles: sort them
+        tile_id, first, inverse = np.unique(t[:, 0] * (1 << 32) + t[:, 1], return_index=True, return_inverse=True)
+        return [tuple(k) for k in t[first].tolist()], inverse.reshape(-1)
+    w = h1 - l1 + 1
+    local = t[:, 0] * w
+    local += t[:, 1]
+    local -= l0 * w + l1
+    ids = np.flatnonzero(np.bincount(local))
+    lookup = np.empty(int(ids[-1]) + 1, dtype=np.int64)
+    lookup[ids] = np.arange(len(ids))
+    return list(zip((ids // w + l0).tolist(), (ids % w + l1).tolist())), lookup[local]
 
 
 def _from_tiles(meta: dict[str, Any], arrays: Mapping[str, np.ndarray], cell_m: float, origin: np.ndarray,
