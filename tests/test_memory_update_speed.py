@@ -99,6 +99,10 @@ def test_grid_counts_each_cell_once_a_frame_and_pools_blocks():
     assert got == hits and len(g) == len(hits)
     assert {tuple((np.array(ij) + origin).tolist()): float(s) for ij, s in np.ndenumerate(dense_first)
             if np.isfinite(s)} == first
+    for before in (2.0, 3.5, np.inf):  # a dated window: the dense counts of the cells first hit by then
+        c0, c1 = origin + 3, origin + g.shape - 2
+        want = np.where(dense_first <= before, dense_hits, 0)[3:-2, 3:-2]
+        assert _same(g.window(c0, c1, before), want)
     lo, hi = np.array([-1.2, -1.1]), np.array([2.0, 1.9])
     occ, corner = g.occupancy(lo, hi, cfg, before_s=3.0)
     n0, n1 = (occ.shape[0] // 2) * 2, (occ.shape[1] // 2) * 2
@@ -262,3 +266,63 @@ def test_every_second_pixel_is_the_strided_count():
         m = RNG.random((h, w)) < RNG.choice([0.0, 0.05, 0.5, 1.0])
         m = m if k % 4 else np.asfortranarray(m)
         assert _every_second_pixel(m) == np.count_nonzero(m[::2, ::2])
+
+
+def test_field_sample_from_a_known_box_is_the_same():
+    """``sample_xy`` told the points' box decides inside/outside as from the points themselves, at every shift,
+    also with the box's corners right on a cell's edge."""
+    occ = RNG.random((30, 40)).astype(np.float32)
+    f = Field(occ, np.array([-0.7, 0.3]), 0.05)
+    at = np.ascontiguousarray(RNG.uniform([-0.6, 0.4], [0.6, 2.2], (150, 2)).T)
+    at[:, 0] = (-0.7 + 0.025, 0.3 + 0.025)  # a point right at the first cell's centre
+    box = (at.min(axis=1), at.max(axis=1))
+    for s in (np.zeros(2), np.array([0.031, -0.012]), np.array([-0.2, 0.5]), np.array([0.9, -0.4]),
+              np.array([-1e-17, 0.0])):
+        q = at + s[:, None]
+        fl = np.floor((q - f.lo[:, None]) / f.cell - 0.5)
+        every = bool((fl >= 0).all() and (fl[0] < 29).all() and (fl[1] < 39).all())
+        assert f._inside((box[0] + s, box[1] + s)) == every
+        for cols in (0, 3):
+            v, g = f.sample_xy(q, cols)
+            v2, g2 = f.sample_xy(q, cols, box=(box[0] + s, box[1] + s))
+            assert _same(v, v2) and _same(g, g2)
+
+
+def test_scene_depth_of_float32_points_is_the_widened_projection():
+    """``presence.scene_depth_at`` subtracts the camera from float32 points without widening them first: the same
+    doubles as ``astype(float64)`` then the subtraction."""
+    from directme.geometry import Intrinsics, Pose
+    from directme.memory.presence import scene_depth_at
+    from directme.types import Frame
+
+    T = np.eye(4)
+    T[:3, :3] = [[np.cos(0.4), 0, np.sin(0.4)], [0, 1, 0], [-np.sin(0.4), 0, np.cos(0.4)]]
+    T[:3, 3] = (0.3, -0.2, 0.1)
+    f = Frame(0.0, np.zeros((48, 64, 3), np.uint8), RNG.uniform(0.1, 5, (48, 64)).astype(np.float32), Pose(T),
+              Intrinsics(60.0, 61.5, 31.7, 23.2, 64, 48))
+    pts = RNG.normal(0, 2, (500, 3)).astype(np.float32)
+    pts[0] = T[:3, 3]  # at the camera: never projected
+    got, want = scene_depth_at(pts, f, 2, 0.2), scene_depth_at(pts.astype(np.float64), f, 2, 0.2)
+    assert len(got[0]) > 10 and 0 not in got[0]
+    assert all(_same(a, b) for a, b in zip(got, want))
+
+
+def test_tiles_hit_are_uniques_order_and_inverse():
+    from directme.memory.pose.scan_grid import _tiles_hit
+
+    for lo, hi, n in [((-3, -2), (2, 4), 500), ((5, -7), (5, -7), 40), ((-400, 0), (400, 300), 300)]:
+        t = RNG.integers(lo, np.array(hi) + 1, (n, 2))
+        keys, inverse = _tiles_hit(t, t.min(axis=0), t.max(axis=0))
+        _, first, inv = np.unique(t[:, 0] * (1 << 32) + t[:, 1], return_index=True, return_inverse=True)
+        assert keys == [tuple(k) for k in t[first].tolist()] and _same(inverse, inv.reshape(-1))
+
+
+@pytest.mark.parametrize("max_hits", [1, 3, 255])
+def test_hit_counts_stop_at_max_hits(max_hits):
+    g = StructureGrid(0.05, tile_cells=8)
+    xy = RNG.uniform(-0.5, 0.5, (200, 2))
+    for t in range(5):
+        g.add(xy, max_hits, float(t))
+    g.add(np.array([[3.0, 3.0]]), max_hits, 5.0)
+    _, hits, _ = g.dense()
+    assert sorted(set(hits[hits > 0].tolist())) == sorted({min(5, max_hits), 1})

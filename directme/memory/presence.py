@@ -40,7 +40,7 @@ def scene_depth_at(pts_w: np.ndarray, f: Frame, margin_px: int, min_z_m: float) 
     """World points projected into the frame: (indices of those in front of the camera and at least
     ``margin_px`` inside the image and ``min_z_m`` in front, their pixel columns and rows, their depth, the scene depth there)."""
     K, T = f.intrinsics, f.T_world_cam
-    p = (pts_w.astype(np.float64) - T.t) @ T.R
+    p = (pts_w - T.t) @ T.R  # a float32 point is widened exactly, as by astype(float64)
     z = p[:, 2]
     with np.errstate(divide="ignore", invalid="ignore"):  # K.project's arithmetic, without stacking (u, v)
         u, v = np.round(K.fx * p[:, 0] / z + K.cx), np.round(K.fy * p[:, 1] / z + K.cy)  # pixel centres at integers

@@ -117,12 +117,13 @@ class ScanMatcher:
         turn = dof == 3
         eye = np.eye(dof)
         at = _unturned(xy, c)
+        box = (at.min(axis=1), at.max(axis=1))  # the unshifted points' extent: each shift's is this shifted
         fld = coarse
         for level in range(cfg.levels - 1, -1, -1):
             if level != cfg.levels - 1:
                 fld = smoothed(window, level, self.grid.cell_m, cfg)
             for _ in range(cfg.iterations):
-                J, val = _warp(xy, c, xi, fld, turn, at)
+                J, val = _warp(xy, c, xi, fld, turn, at, box)
                 on = val >= cfg.min_occupancy
                 if np.count_nonzero(on) < cfg.min_support:
                     break
@@ -143,7 +144,7 @@ class ScanMatcher:
                 xi = xi + step
                 if n < 1e-4 and abs(step[2]) < 1e-5:
                     break
-        J1, v1 = _warp(xy, c, xi, fld, turn, at)
+        J1, v1 = _warp(xy, c, xi, fld, turn, at, box)
         on = v1 >= cfg.min_occupancy
         if on.sum() < cfg.min_support:
             self.last = "support"
@@ -231,13 +232,17 @@ class ScanMatcher:
 
 
 def _warp(xy: np.ndarray, c: np.ndarray, xi: np.ndarray, fld: Field, turn: bool = True,
-          at: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+          at: Optional[np.ndarray] = None,
+          box: Optional[tuple[np.ndarray, np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
     """The Jacobian (N, 3) of the field at the points turned by xi[2] about ``c`` and shifted by xi[:2]; its values
     there. ``turn=False`` (no turn in ``xi``, none asked for): the turn column is left 0; ``at``: the points'
-    coordinates turned by 0 about ``c`` (``_unturned``), computed once for every shift."""
+    coordinates turned by 0 about ``c`` (``_unturned``), computed once for every shift; ``box``: their smallest and
+    largest coordinate per axis (``Field.sample_xy``), with ``at``."""
     if not turn and xi[2] == 0.0:
         # three columns: register's Jo is then a strided view, whose Jo.T @ Jo rounds as it always did
-        val, J = fld.sample_xy((_unturned(xy, c) if at is None else at) + xi[:2, None], cols=3)
+        shift = xi[:2]
+        q = (_unturned(xy, c) if at is None else at) + shift[:, None]
+        val, J = fld.sample_xy(q, cols=3, box=None if at is None or box is None else (box[0] + shift, box[1] + shift))
         return J, val
     cs, sn = math.cos(xi[2]), math.sin(xi[2])
     d = xy - c

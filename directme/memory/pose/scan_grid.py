@@ -54,26 +54,33 @@ class StructureGrid:
         if not len(xy):
             return 0
         c = self.cells(xy)
-        self._grow_box(c.min(axis=0), c.max(axis=0))
+        c_lo, c_hi = c.min(axis=0), c.max(axis=0)
+        self._grow_box(c_lo, c_hi)
         t = c // self.tile
-        tile_id, first, inverse = np.unique(t[:, 0] * (1 << 32) + t[:, 1], return_index=True, return_inverse=True)
-        rows = np.empty(len(tile_id), dtype=np.int64)
-        keys = [tuple(k) for k in t[first].tolist()]
+        keys, inverse = _tiles_hit(t, c_lo // self.tile, c_hi // self.tile)
+        rows = np.empty(len(keys), dtype=np.int64)
         for j, key in enumerate(keys):
             r = self.slot.get(key)
             rows[j] = self._new_row(key, set(keys)) if r is None else r
-        row = rows[inverse.reshape(-1)]
+        row = rows[inverse]
         kept = row >= 0  # none only when this frame's own tiles fill max_cells
-        rows, row, c, t = rows[rows >= 0], row[kept], c[kept], t[kept]
+        dropped = len(kept) - int(np.count_nonzero(kept))
+        if dropped:
+            rows, row, c, t = rows[rows >= 0], row[kept], c[kept], t[kept]
         self.last_s[rows] = t_s
         local = c - t * self.tile
         flat = (row * self.tile + local[:, 0]) * self.tile + local[:, 1]
         # a cell named twice gets the same value twice: one hit per cell and frame without sorting the cells
         h = self.hits.reshape(-1)
-        h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
+        if 1 <= max_hits <= 255:  # min(h + 1, max_hits) as min(h, max_hits - 1) + 1: in uint8, no overflow
+            bumped = np.minimum(h[flat], np.uint8(max_hits - 1))
+            bumped += 1
+            h[flat] = bumped
+        else:
+            h[flat] = np.minimum(h[flat].astype(np.int32) + 1, max_hits).astype(np.uint8)
         f = self.first_s.reshape(-1)
         f[flat] = np.minimum(f[flat], np.float32(t_s))
-        return int(np.count_nonzero(~kept))
+        return dropped
 
     def _grow_box(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """Grow the dense grid's box as that grid grew: to 8 cells past the hits."""
@@ -112,21 +119,22 @@ class StructureGrid:
 
     def window(self, c0: np.ndarray, c1: np.ndarray, before_s: float = math.inf) -> np.ndarray:
         """Hit counts of the cells [c0, c1) (absolute cell indices) first hit at or before ``before_s`` (0 elsewhere)."""
-        out = np.zeros(tuple((c1 - c0).tolist()), dtype=np.uint8)
-        T = self.tile
-        t0, t1 = c0 // T, (c1 - 1) // T
-        for ti in range(int(t0[0]), int(t1[0]) + 1):
-            for tj in range(int(t0[1]), int(t1[1]) + 1):
+        (a0, a1), (b0, b1) = c0.tolist(), c1.tolist()  # Python ints: a window crosses few tiles, each a few slices
+        out = np.zeros((b0 - a0, b1 - a1), dtype=np.uint8)
+        T, dated = self.tile, math.isfinite(before_s)
+        for ti in range(a0 // T, (b0 - 1) // T + 1):
+            for tj in range(a1 // T, (b1 - 1) // T + 1):
                 r = self.slot.get((ti, tj))
                 if r is None:
                     continue
-                a = np.maximum(c0, (ti * T, tj * T))  # the tile's part inside the window, in absolute cells
-                b = np.minimum(c1, (ti * T + T, tj * T + T))
-                src = (slice(int(a[0] - ti * T), int(b[0] - ti * T)), slice(int(a[1] - tj * T), int(b[1] - tj * T)))
-                hits = self.hits[r][src]
-                if math.isfinite(before_s):
-                    hits = np.where(self.first_s[r][src] <= before_s, hits, 0)
-                out[a[0] - c0[0]:b[0] - c0[0], a[1] - c0[1]:b[1] - c0[1]] = hits
+                i0, i1 = max(a0, ti * T), min(b0, ti * T + T)  # the tile's part inside the window, in absolute cells
+                j0, j1 = max(a1, tj * T), min(b1, tj * T + T)
+                src = (slice(i0 - ti * T, i1 - ti * T), slice(j0 - tj * T, j1 - tj * T))
+                dst = out[i0 - a0:i1 - a0, j0 - a1:j1 - a1]
+                if dated:
+                    np.copyto(dst, self.hits[r][src], where=self.first_s[r][src] <= before_s)
+                else:
+                    dst[...] = self.hits[r][src]
         return out
 
     def dense(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,6 +212,23 @@ class StructureGrid:
                 g.first_s[r, d[0]:d[0] + block.shape[0], d[1]:d[1] + block.shape[1]] = first_s[a[0]:b[0], a[1]:b[1]]
                 g.last_s[r] = float(np.max(np.where(block > 0, first_s[a[0]:b[0], a[1]:b[1]], -np.inf)))
         return g
+
+
+def _tiles_hit(t: np.ndarray, t_lo: np.ndarray, t_hi: np.ndarray) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """(the distinct tiles of ``t`` (N, 2) in (row, column) order, each row's place among them) - ``np.unique``'s
+    order and inverse - counted on the box of tiles [t_lo, t_hi] (a frame's few) instead of sorting the points."""
+    (l0, l1), (h0, h1) = t_lo.tolist(), t_hi.tolist()
+    if (h0 - l0 + 1) * (h1 - l1 + 1) > 1 << 16:  # points strewn over many tiles: sort them
+        tile_id, first, inverse = np.unique(t[:, 0] * (1 << 32) + t[:, 1], return_index=True, return_inverse=True)
+        return [tuple(k) for k in t[first].tolist()], inverse.reshape(-1)
+    w = h1 - l1 + 1
+    local = t[:, 0] * w
+    local += t[:, 1]
+    local -= l0 * w + l1
+    ids = np.flatnonzero(np.bincount(local))
+    lookup = np.empty(int(ids[-1]) + 1, dtype=np.int64)
+    lookup[ids] = np.arange(len(ids))
+    return list(zip((ids // w + l0).tolist(), (ids % w + l1).tolist())), lookup[local]
 
 
 def _from_tiles(meta: dict[str, Any], arrays: Mapping[str, np.ndarray], cell_m: float, origin: np.ndarray,
@@ -288,6 +313,9 @@ class Field:
 
     def __init__(self, occ: np.ndarray, lo_xy: np.ndarray, cell_m: float) -> None:
         self.occ, self.lo, self.cell = occ, lo_xy.astype(np.float64), float(cell_m)
+        self._lo_col, self._lo_list = self.lo[:, None], self.lo.tolist()  # kept for the many samples of a frame
+        self._flat = occ.reshape(-1)
+        self._quad = np.array([[[0], [1]], [[occ.shape[1]], [occ.shape[1] + 1]]])  # offsets of the 2x2 cells
 
     def score(self, xy: np.ndarray, k: int) -> np.ndarray:
         """Mean value (nearest cell) at the points shifted by every whole number of cells in [-k, k] along both
@@ -309,17 +337,25 @@ class Field:
         outside."""
         return self.sample_xy(xy.T, cols)
 
-    def sample_xy(self, q: np.ndarray, cols: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    def sample_xy(self, q: np.ndarray, cols: int = 2,
+                  box: Optional[tuple[np.ndarray, np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
         """``sample`` of the points given as a (2, N) array of their coordinates (numpy is slow on rows of two);
-        ``cols=0``: the values only (no gradients computed)."""
-        g = (q - self.lo[:, None]) / self.cell - 0.5
+        ``cols=0``: the values only (no gradients computed). ``box``: the points' smallest and largest coordinate
+        per axis, when the caller knows them (the same points shifted): whether every point's 2x2 cells lie
+        inside is then decided from the box (rounding is monotonic, so the box's cells are the extreme cells)."""
+        g = q - self._lo_col
+        g /= self.cell
+        g -= 0.5
         fl = np.floor(g)
         n0, n1 = self.occ.shape
         grad = np.zeros((q.shape[1], cols))
-        everywhere = q.shape[1] > 0 and fl.min() >= 0
-        if everywhere:
-            top = fl.max(axis=1)
-            everywhere = top[0] < n0 - 1 and top[1] < n1 - 1
+        if box is None:
+            everywhere = q.shape[1] > 0 and fl.min() >= 0
+            if everywhere:
+                top = fl.max(axis=1)
+                everywhere = top[0] < n0 - 1 and top[1] < n1 - 1
+        else:
+            everywhere = q.shape[1] > 0 and self._inside(box)
         if not everywhere:
             ok = (fl[0] >= 0) & (fl[1] >= 0) & (fl[0] < n0 - 1) & (fl[1] < n1 - 1)
             val = np.zeros(q.shape[1])
@@ -328,21 +364,39 @@ class Field:
             g, fl = g[:, ok], fl[:, ok]
         ij = fl.astype(np.int64)
         # the 2x2 cells around each point from one gather: m[r, s] = occ[i + r, j + s]
-        m = self.occ.reshape(-1)[(ij[0] * n1 + ij[1]) + np.array([[[0], [1]], [[n1], [n1 + 1]]])]
+        flat = ij[0]
+        flat *= n1
+        flat += ij[1]
+        m = self._flat.take(flat + self._quad)
         fr = g - fl  # (a, b): each point's place between the cells along the two axes
         fr1 = 1 - fr
-        rows = fr1[1] * m[:, 0] + fr[1] * m[:, 1]  # rows i and i + 1 interpolated along the second axis
-        v = fr1[0] * rows[0] + fr[0] * rows[1]
+        rows = fr1[1] * m[:, 0]
+        rows += fr[1] * m[:, 1]  # rows i and i + 1 interpolated along the second axis
+        v = fr1[0] * rows[0]
+        v += fr[0] * rows[1]
         if cols == 0:
             if everywhere:
                 return v, grad
             val[ok] = v
             return val, grad
         d0, d1 = m[1] - m[0], m[:, 1] - m[:, 0]  # differences along the first axis and along the second
-        g0 = (fr1[1] * d0[0] + fr[1] * d0[1]) / self.cell
-        g1 = (fr1[0] * d1[0] + fr[0] * d1[1]) / self.cell
+        g0 = fr1[1] * d0[0]
+        g0 += fr[1] * d0[1]
+        g0 /= self.cell
+        g1 = fr1[0] * d1[0]
+        g1 += fr[0] * d1[1]
+        g1 /= self.cell
         if everywhere:
             grad[:, 0], grad[:, 1] = g0, g1
             return v, grad
         val[ok], grad[ok, 0], grad[ok, 1] = v, g0, g1
         return val, grad
+
+    def _inside(self, box: tuple[np.ndarray, np.ndarray]) -> bool:
+        """Whether the 2x2 cells of every point in ``box`` (smallest, largest coordinate per axis) lie in the
+        field: ``sample_xy``'s per-point arithmetic on the box's corners, in Python floats (the same doubles)."""
+        (a0, a1), (b0, b1) = box[0].tolist(), box[1].tolist()
+        l0, l1 = self._lo_list
+        c, (n0, n1) = self.cell, self.occ.shape
+        return math.floor((a0 - l0) / c - 0.5) >= 0 and math.floor((a1 - l1) / c - 0.5) >= 0 \
+            and math.floor((b0 - l0) / c - 0.5) < n0 - 1 and math.floor((b1 - l1) / c - 0.5) < n1 - 1
