@@ -12,6 +12,7 @@ keeps its depth, and the silhouette keeps its place in the image. Views whose ma
 more of the object, and a few views spoiled by a wrong association or an occluder do not move it."""
 from __future__ import annotations
 
+import math
 from array import array
 from bisect import bisect_right
 from typing import Optional
@@ -25,32 +26,26 @@ from .sections import MapConfig
 
 def erode(mask: np.ndarray, px: int) -> np.ndarray:
     """``mask`` eroded by ``px`` pixels (4-neighbourhood, the image outside counts as outside)."""
-    m = mask.copy()
+    m = mask
     for _ in range(px):
-        inner = m.copy()
-        inner[1:] &= m[:-1]
-        inner[:-1] &= m[1:]
-        inner[:, 1:] &= m[:, :-1]
-        inner[:, :-1] &= m[:, 1:]
-        inner[0], inner[-1], inner[:, 0], inner[:, -1] = False, False, False, False
-        m = inner
-    return m
+        p = np.zeros((m.shape[0] + 2, m.shape[1] + 2), bool)
+        p[1:-1, 1:-1] = m
+        m = m & p[:-2, 1:-1] & p[2:, 1:-1] & p[1:-1, :-2] & p[1:-1, 2:]
+    return m.copy() if m is mask else m
 
 
-def _window_mean(values: np.ndarray, valid: np.ndarray, k: int, vs: np.ndarray,
-                 us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sum, count) of the valid values in the k x k window around each pixel (vs, us): integral images,
-    read at these pixels only."""
+def _window_mean(values: np.ndarray, valid: np.ndarray, k: int, vs: np.ndarray, us: np.ndarray) -> np.ndarray:
+    """(n, 2): sum and count of the valid values in the k x k window around each pixel (vs, us), from one
+    integral image of both, read at these pixels only."""
     r, (h, w) = k // 2, values.shape
-    y0, y1 = np.clip(vs - r, 0, h), np.clip(vs + r + 1, 0, h)
-    x0, x1 = np.clip(us - r, 0, w), np.clip(us + r + 1, 0, w)
-
-    def window_sum(a: np.ndarray) -> np.ndarray:
-        s = np.zeros((h + 1, w + 1))
-        a.cumsum(0, out=s[1:, 1:]).cumsum(1, out=s[1:, 1:])
-        return s[y1, x1] - s[y0, x1] - s[y1, x0] + s[y0, x0]
-
-    return window_sum(np.where(valid, values, 0.0)), window_sum(valid.astype(np.float64))
+    y0, y1 = np.maximum(vs - r, 0), np.minimum(vs + r + 1, h)
+    x0, x1 = np.maximum(us - r, 0), np.minimum(us + r + 1, w)
+    s = np.zeros((2, h + 1, w + 1))
+    s[0, 1:, 1:] = np.where(valid, values, 0.0)
+    s[1, 1:, 1:] = valid
+    np.cumsum(s, 1, out=s)
+    np.cumsum(s, 2, out=s)
+    return (s[:, y1, x1] - s[:, y0, x1] - s[:, y1, x0] + s[:, y0, x0]).T
 
 
 def mask_bounds(mask: np.ndarray, border_px: int) -> Optional[tuple[int, int, int, int, bool]]:
@@ -89,19 +84,19 @@ def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_ca
     e, k = cfg.measure_erode_px, cfg.measure_window_px
     y0, y1, x0, x1 = max(r0 - 1, 0), min(r1 + 2, h), max(c0 - 1, 0), min(c1 + 2, w)
     sil = mask[y0:y1, x0:x1]
-    d = depth_m[y0:y1, x0:x1].astype(np.float64)
-    valid = sil & np.isfinite(d) & (d > 0) & (d <= cfg.max_depth_m)
+    d = depth_m[y0:y1, x0:x1]
+    valid = sil & (d > 0) & (d <= cfg.max_depth_m)  # NaN and inf compare False
     inner = erode(sil, 1)
     core = valid & erode(inner, e - 1) if e > 0 else valid
     valid = core if core.any() else valid  # a mask too thin to erode keeps its own depths
     pick = sil & ~inner  # the silhouette, and a strided grid inside it, at the depth of the core near them
     pick[:: cfg.pixel_stride, :: cfg.pixel_stride] |= sil[:: cfg.pixel_stride, :: cfg.pixel_stride]
     vs, us = np.nonzero(pick)
-    s, n = _window_mean(d, valid, k, vs, us)
-    vs, us, s, n = vs[n > 0], us[n > 0], s[n > 0], n[n > 0]
-    if len(vs) < cfg.min_points:
+    sn = _window_mean(d, valid, k, vs, us)
+    ok = sn[:, 1] > 0
+    if np.count_nonzero(ok) < cfg.min_points:
         return None
-    z = s / n
+    vs, us, z = vs[ok], us[ok], sn[ok, 0] / sn[ok, 1]
     if len(z) >= cfg.inlier_min_px:
         keep = _inliers(z, cfg)
         vs, us, z = vs[keep], us[keep], z[keep]
@@ -124,7 +119,7 @@ class ExtentLog:
     one is measured only when it could join them (``wants``), so the cost stays bounded however long the object
     is seen."""
 
-    __slots__ = ("t", "est", "views", "clear", "keys")
+    __slots__ = ("t", "est", "views", "clear", "keys", "tried_s")
 
     def __init__(self) -> None:
         self.t = array("d")  # time of each change of the kept views (a merged object's views: the merge)
@@ -132,6 +127,7 @@ class ExtentLog:
         self.views: list[tuple[float, float, float]] = []  # world-axis size of each kept view, oldest first
         self.clear: list[bool] = []  # the view was clear of the image border
         self.keys: list[int] = []  # its kind of view (view_key; -1: unknown, from an older save)
+        self.tried_s = -math.inf  # when a view was last measured (also one with too little depth; a load: t[-1])
 
     def __len__(self) -> int:
         return len(self.t)
@@ -196,19 +192,22 @@ class ExtentLog:
             keep = clear if clear.any() else np.ones(len(clear), bool)
             log.views = [tuple(map(float, v)) for v in np.asarray(c["size_v"], np.float64).reshape(-1, 3)[keep]]
             log.clear, log.keys = clear[keep].tolist(), keys[keep].tolist()
+            log.tried_s = log.t[-1] if len(log.t) else -math.inf
         return log
 
 
 def measure(log: ExtentLog, t_s: float, mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose,
             centre_w: np.ndarray, cfg: MapConfig) -> None:
-    """This view's size added to ``log`` when it can add something: at most one view per
-    ``map.measure_interval_s``, and only one that would join the kept views (``ExtentLog.wants``)."""
-    if len(log) and t_s - log.t[-1] < cfg.measure_interval_s:
+    """This view's size added to ``log`` when it can add something: ``map.measure_interval_s`` after its last
+    change for a new kind of view, ``map.measure_repeat_s`` for a kind it holds, and only a view that would join
+    the kept views (``ExtentLog.wants``)."""
+    key = view_key(centre_w, T_world_cam.t, cfg)
+    if t_s - log.tried_s < (cfg.measure_repeat_s if key in log.keys else cfg.measure_interval_s):
         return
     bounds = mask_bounds(mask, cfg.measure_border_px)
-    key = view_key(centre_w, T_world_cam.t, cfg)
     if bounds is None or not log.wants(key, bounds[4], cfg):
         return
+    log.tried_s = t_s
     got = view_extent(mask, depth_m, K, T_world_cam, cfg, bounds)
     if got is not None:
         log.add(t_s, got[0][None], np.array([got[1]]), np.array([key]), cfg)

@@ -70,7 +70,8 @@ class MapConfig:
     measure_max_views: int = 16  # an object keeps at most this many views, spread over kinds of view ...
     measure_dir_split: float = 0.38  # ... a view's direction: its unit vector's components beyond +- this (45 deg bins) ...
     measure_band_ratio: float = 2.0  # ... and its distance band, this ratio wide ...
-    measure_interval_s: float = 3.0  # ... and at most one view per object is measured within this time
+    measure_interval_s: float = 2.0  # ... a view of a new kind is measured this long after the object's last one ...
+    measure_repeat_s: float = 6.0  # ... one of a kind it holds this long after
 
     def __post_init__(self) -> None:
         _check(self, positive=("voxel_m", "max_depth_m", "min_cam_depth_m", "inlier_sigmas", "back_min_width_m",
@@ -80,7 +81,7 @@ class MapConfig:
                              "measure_window_px", "measure_max_views"),
                unit=("back_ring_quantile", "measure_quantile", "measure_dir_split"),
                non_negative=("inlier_min_rel", "back_flat_ratio", "measure_erode_px", "measure_border_px",
-                             "measure_interval_s"))
+                             "measure_interval_s", "measure_repeat_s"))
         if not _number(self, "measure_band_ratio") > 1:
             raise InvalidInputError(f"{_path(self, 'measure_band_ratio')} must be > 1, got {self.measure_band_ratio!r}")
         for f in ("position_trim", "obs_trim", "measure_trim"):
