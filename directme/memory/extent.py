@@ -40,7 +40,7 @@ def _window_mean(values: np.ndarray, valid: np.ndarray, k: int, vs: np.ndarray, 
     r, (h, w) = k // 2, values.shape
     y0, y1 = np.maximum(vs - r, 0), np.minimum(vs + r + 1, h)
     x0, x1 = np.maximum(us - r, 0), np.minimum(us + r + 1, w)
-    s = np.zeros((2, h + 1, w + 1))
+    s = np.zeros((2, h + 1, w + 1), np.float32)  # sums of under 1e5 depths: float32 keeps 0.1 mm
     s[0, 1:, 1:] = np.where(valid, values, 0.0)
     s[1, 1:, 1:] = valid
     np.cumsum(s, 1, out=s)
@@ -61,15 +61,16 @@ def mask_bounds(mask: np.ndarray, border_px: int) -> Optional[tuple[int, int, in
 
 def view_key(centre_w: np.ndarray, camera_w: np.ndarray, cfg: MapConfig) -> int:
     """The kind of view the camera at ``camera_w`` has of an object at ``centre_w``: its direction (each world
-    component of the unit vector beyond +-``map.measure_dir_split``: 26 directions about 45 deg apart) and its
-    distance band (bands ``map.measure_band_ratio`` wide)."""
-    d = np.asarray(camera_w, np.float64) - np.asarray(centre_w, np.float64)
-    dist = float(np.sqrt(d @ d))
+    component of the unit vector beyond +-``map.measure_dir_split``: 26 directions) and its distance band
+    (bands ``map.measure_band_ratio`` wide)."""
+    d = [float(c) - float(o) for c, o in zip(camera_w, centre_w)]
+    dist = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
     if dist <= 1e-6:
         return 0
-    code = (d > cfg.measure_dir_split * dist).astype(int) - (d < -cfg.measure_dir_split * dist)
-    band = min(max(int(np.floor(np.log(dist) / np.log(cfg.measure_band_ratio))) + 4, 0), 8)
-    return int(code @ (1, 3, 9)) + 13 + 27 * band
+    lim = cfg.measure_dir_split * dist
+    code = sum(((x > lim) - (x < -lim)) * m for x, m in zip(d, (1, 3, 9)))
+    band = min(max(math.floor(math.log(dist) / math.log(cfg.measure_band_ratio)) + 4, 0), 8)
+    return code + 13 + 27 * band
 
 
 def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose, cfg: MapConfig,
@@ -201,8 +202,10 @@ def measure(log: ExtentLog, t_s: float, mask: np.ndarray, depth_m: np.ndarray, K
     """This view's size added to ``log`` when it can add something: ``map.measure_interval_s`` after its last
     change for a new kind of view, ``map.measure_repeat_s`` for a kind it holds, and only a view that would join
     the kept views (``ExtentLog.wants``)."""
+    if t_s - log.tried_s < cfg.measure_interval_s:
+        return
     key = view_key(centre_w, T_world_cam.t, cfg)
-    if t_s - log.tried_s < (cfg.measure_repeat_s if key in log.keys else cfg.measure_interval_s):
+    if t_s - log.tried_s < cfg.measure_repeat_s and key in log.keys:
         return
     bounds = mask_bounds(mask, cfg.measure_border_px)
     if bounds is None or not log.wants(key, bounds[4], cfg):
