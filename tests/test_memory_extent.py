@@ -8,7 +8,7 @@ from directme._atomic import StateError
 from directme.answerers.measure import size_m
 from directme.geometry import Intrinsics
 from directme.memory import MemoryConfig, SpatialMemory
-from directme.memory.extent import ExtentLog, erode, view_extent
+from directme.memory.extent import ExtentLog, erode, view_extent, view_key
 from directme.memory.map import FrameLift, trimmed_box
 from directme.memory.testing import Box, look_at, orbit, render
 
@@ -51,19 +51,40 @@ def test_a_view_of_a_cut_off_object_is_not_clear():
     assert view_extent(idx == 0, depth, K, near, CFG.map)[1] is False
 
 
+def _add(log: ExtentLog, t: float, sizes, clear=True, key: int = 0) -> None:
+    sizes = np.atleast_2d(sizes)
+    log.add(t, sizes, np.full(len(sizes), clear), np.full(len(sizes), key), CFG.map)
+
+
 def test_the_extent_grows_with_views_and_shrugs_off_a_few_stray_ones():
     log = ExtentLog()
     for k in range(5):  # partial views: the object cut by an occluder
-        log.add(float(k), np.array([[0.3, 0.2, 0.4]]), np.array([True]), 0.8)
+        _add(log, float(k), [0.3, 0.2, 0.4], key=k)
     before = log.at(4.0)
-    for k in range(5, 20):  # whole views
-        log.add(float(k), np.array([[0.6, 0.4, 0.8]]), np.array([True]), 0.8)
+    for k in range(5, 20):  # whole views, of other kinds: the partial ones make room
+        _add(log, float(k), [0.6, 0.4, 0.8], key=k)
     assert np.allclose(log.at(19.0), [0.6, 0.4, 0.8])
     assert np.allclose(log.at(4.0), before) and log.at(-1.0) is None  # the past stays as it was
-    log.add(20.0, np.array([[3.0, 3.0, 3.0], [2.5, 0.1, 3.0]]), np.array([True, True]), 0.8)  # a wrong association
+    _add(log, 20.0, [[3.0, 3.0, 3.0], [2.5, 0.1, 3.0]], key=30)  # a wrong association
     assert np.allclose(log.at(20.0), [0.6, 0.4, 0.8])
-    log.add(21.0, np.array([[5.0, 5.0, 5.0]]), np.array([False]), 0.8)  # cut off by the image border: not counted
+    _add(log, 21.0, [5.0, 5.0, 5.0], clear=False, key=31)  # cut off by the image border: not counted
     assert np.allclose(log.at(21.0), [0.6, 0.4, 0.8])
+
+
+def test_the_kept_views_stay_bounded_and_spread_over_kinds_of_view():
+    log, n = ExtentLog(), CFG.map.measure_max_views
+    for k in range(3 * n):  # one kind of view only: it fills the views, then adds nothing
+        _add(log, float(k), [0.5, 0.5, 0.5], clear=False)
+    assert len(log.views) == n and len(log) == n and not log.wants(0, False, CFG.map)
+    assert log.wants(0, True, CFG.map)  # the first clear view replaces the cut-off ones
+    _add(log, 100.0, [0.6, 0.4, 0.8])
+    assert log.clear == [True] and np.allclose(log.at(100.0), [0.6, 0.4, 0.8])
+    for k in range(4 * n):  # two kinds of view, the second seen much more often: they end up balanced
+        _add(log, 101.0 + k, [0.6, 0.4, 0.8], key=1 if k % 4 else 2)
+    assert len(log.keys) == n and abs(log.keys.count(1) - log.keys.count(2)) <= 1 and not log.wants(1, True, CFG.map)
+    assert view_key((0, 0, 0), (2, 0, 0), CFG.map) != view_key((0, 0, 0), (0, 2, 0), CFG.map)  # another side
+    assert view_key((0, 0, 0), (1, 0, 0), CFG.map) != view_key((0, 0, 0), (4, 0, 0), CFG.map)  # farther
+    assert view_key((0, 0, 0), (2, 0.1, 0), CFG.map) == view_key((0, 0, 0), (2.1, 0, 0), CFG.map)
 
 
 def test_the_measured_extent_round_trips_and_older_saves_load(tmp_path):
@@ -82,5 +103,8 @@ def test_the_measured_extent_round_trips_and_older_saves_load(tmp_path):
     assert all(len(r.sizes) == 0 for r in store.records)
     with pytest.raises(StateError, match="size_est"):  # a part of it missing is a broken save
         type(mem.objects).from_state(CFG, (meta, {k: v for k, v in arrays.items() if "size_est" not in k}), {})
+    before_kinds = {k: v for k, v in arrays.items() if "size_key" not in k}  # a save from before the kept views
+    for r in type(mem.objects).from_state(CFG, (meta, before_kinds), {}).records:
+        assert r.sizes.keys == [-1] * len(r.sizes.views) and len(r.sizes.views) <= CFG.map.measure_max_views
     node = nodes["cabinet"]
     assert np.array_equal(size_m(type(node)(**{**node.__dict__, "measured_extent_m": None})), node.extent_m)

@@ -9,9 +9,12 @@ silhouette and of a strided grid inside it takes the mean depth of the mask's co
 it - depth noise that is independent from pixel to pixel shrinks by about the window's side, a smooth surface
 keeps its depth, and the silhouette keeps its place in the image. Views whose mask touches the image border
 (a cut-off object) count only when no other view is clear. The extent is the ``map.measure_quantile`` of the views' sizes per world axis: it grows as views show
-more of the object, and a few views spoiled by a wrong association or an occluder do not move it."""
+more of the object, and a few views spoiled by a wrong association or an occluder do not move it. A view is
+measured only when it can add something (``measure``): each object keeps a bounded set of views spread over kinds
+of view (direction and distance), so the cost per frame does not grow with the time an object is seen."""
 from __future__ import annotations
 
+import math
 from array import array
 from bisect import bisect_right
 from typing import Optional
@@ -25,59 +28,78 @@ from .sections import MapConfig
 
 def erode(mask: np.ndarray, px: int) -> np.ndarray:
     """``mask`` eroded by ``px`` pixels (4-neighbourhood, the image outside counts as outside)."""
-    m = mask.copy()
+    m = mask
     for _ in range(px):
-        inner = m.copy()
-        inner[1:] &= m[:-1]
-        inner[:-1] &= m[1:]
-        inner[:, 1:] &= m[:, :-1]
-        inner[:, :-1] &= m[:, 1:]
-        inner[0], inner[-1], inner[:, 0], inner[:, -1] = False, False, False, False
-        m = inner
-    return m
+        p = np.zeros((m.shape[0] + 2, m.shape[1] + 2), bool)
+        p[1:-1, 1:-1] = m
+        m = m & p[:-2, 1:-1] & p[2:, 1:-1] & p[1:-1, :-2] & p[1:-1, 2:]
+    return m.copy() if m is mask else m
 
 
-def _box_mean(values: np.ndarray, valid: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(sum, count) of the valid values in the k x k window around each pixel (integral images)."""
-    r = k // 2
+def _window_mean(values: np.ndarray, valid: np.ndarray, k: int, vs: np.ndarray, us: np.ndarray) -> np.ndarray:
+    """(n, 2): sum and count of the valid values in the k x k window around each pixel (vs, us), from one
+    integral image of both, read at these pixels only."""
+    r, (h, w) = k // 2, values.shape
+    y0, y1 = np.maximum(vs - r, 0), np.minimum(vs + r + 1, h)
+    x0, x1 = np.maximum(us - r, 0), np.minimum(us + r + 1, w)
+    s = np.zeros((2, h + 1, w + 1), np.float32)  # sums of under 1e5 depths: float32 keeps 0.1 mm
+    s[0, 1:, 1:] = np.where(valid, values, 0.0)
+    s[1, 1:, 1:] = valid
+    np.cumsum(s, 1, out=s)
+    np.cumsum(s, 2, out=s)
+    return (s[:, y1, x1] - s[:, y0, x1] - s[:, y1, x0] + s[:, y0, x0]).T
 
-    def window_sum(a: np.ndarray) -> np.ndarray:
-        s = np.zeros((a.shape[0] + 1, a.shape[1] + 1))
-        s[1:, 1:] = a.cumsum(0).cumsum(1)
-        h, w = a.shape
-        y0, y1 = np.clip(np.arange(h) - r, 0, h), np.clip(np.arange(h) + r + 1, 0, h)
-        x0, x1 = np.clip(np.arange(w) - r, 0, w), np.clip(np.arange(w) + r + 1, 0, w)
-        return s[y1][:, x1] - s[y0][:, x1] - s[y1][:, x0] + s[y0][:, x0]
 
-    return window_sum(np.where(valid, values, 0.0)), window_sum(valid.astype(np.float64))
-
-
-def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose,
-                cfg: MapConfig) -> Optional[tuple[np.ndarray, bool]]:
-    """(world-axis size (3,), clear) of the object one view shows, or None when too little of it has depth;
-    ``clear``: its mask keeps ``map.measure_border_px`` off the image border (not cut off)."""
+def mask_bounds(mask: np.ndarray, border_px: int) -> Optional[tuple[int, int, int, int, bool]]:
+    """(first row, last row, first column, last column, clear) of the mask, None when empty; ``clear``: it keeps
+    ``border_px`` off the image border (not cut off)."""
     rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
     if not len(rows):
         return None
     h, w = mask.shape
-    b = cfg.measure_border_px
-    clear = rows[0] >= b and cols[0] >= b and rows[-1] < h - b and cols[-1] < w - b
-    e, k = cfg.measure_erode_px, cfg.measure_window_px
-    y0, y1, x0, x1 = max(rows[0] - 1, 0), min(rows[-1] + 2, h), max(cols[0] - 1, 0), min(cols[-1] + 2, w)
-    sil = mask[y0:y1, x0:x1]
-    d = depth_m[y0:y1, x0:x1].astype(np.float64)
-    valid = sil & np.isfinite(d) & (d > 0) & (d <= cfg.max_depth_m)
-    core = valid & erode(sil, e)
-    valid = core if core.any() else valid  # a mask too thin to erode keeps its own depths
-    s, n = _box_mean(d, valid, k)
-    edge = sil & ~erode(sil, 1)  # the silhouette, and a strided grid inside it, at the depth of the core near them
-    grid = np.zeros_like(sil)
-    grid[:: cfg.pixel_stride, :: cfg.pixel_stride] = True
-    pick = (edge | (grid & sil)) & (n > 0)
-    vs, us = np.nonzero(pick)
-    if len(vs) < cfg.min_points:
+    r0, r1, c0, c1 = int(rows[0]), int(rows[-1]), int(cols[0]), int(cols[-1])
+    return r0, r1, c0, c1, r0 >= border_px and c0 >= border_px and r1 < h - border_px and c1 < w - border_px
+
+
+def view_key(centre_w: np.ndarray, camera_w: np.ndarray, cfg: MapConfig) -> int:
+    """The kind of view the camera at ``camera_w`` has of an object at ``centre_w``: its direction (each world
+    component of the unit vector beyond +-``map.measure_dir_split``: 26 directions) and its distance band
+    (bands ``map.measure_band_ratio`` wide)."""
+    d = [float(c) - float(o) for c, o in zip(camera_w, centre_w)]
+    dist = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+    if dist <= 1e-6:
+        return 0
+    lim = cfg.measure_dir_split * dist
+    code = sum(((x > lim) - (x < -lim)) * m for x, m in zip(d, (1, 3, 9)))
+    band = min(max(math.floor(math.log(dist) / math.log(cfg.measure_band_ratio)) + 4, 0), 8)
+    return code + 13 + 27 * band
+
+
+def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose, cfg: MapConfig,
+                bounds: Optional[tuple[int, int, int, int, bool]] = None) -> Optional[tuple[np.ndarray, bool]]:
+    """(world-axis size (3,), clear) of the object one view shows, or None when too little of it has depth;
+    ``clear``: its mask keeps ``map.measure_border_px`` off the image border (not cut off); ``bounds``: the
+    mask's (``mask_bounds``), when known."""
+    bounds = bounds or mask_bounds(mask, cfg.measure_border_px)
+    if bounds is None:
         return None
-    z = s[vs, us] / n[vs, us]
+    (h, w), (r0, r1, c0, c1, clear) = mask.shape, bounds
+    e, k = cfg.measure_erode_px, cfg.measure_window_px
+    y0, y1, x0, x1 = max(r0 - 1, 0), min(r1 + 2, h), max(c0 - 1, 0), min(c1 + 2, w)
+    sil = mask[y0:y1, x0:x1]
+    d = depth_m[y0:y1, x0:x1]
+    valid = sil & (d > 0) & (d <= cfg.max_depth_m)  # NaN and inf compare False
+    inner = erode(sil, 1)
+    core = valid & erode(inner, e - 1) if e > 0 else valid
+    valid = core if core.any() else valid  # a mask too thin to erode keeps its own depths
+    pick = sil & ~inner  # the silhouette, and a strided grid inside it, at the depth of the core near them
+    pick[:: cfg.pixel_stride, :: cfg.pixel_stride] |= sil[:: cfg.pixel_stride, :: cfg.pixel_stride]
+    vs, us = np.nonzero(pick)
+    sn = _window_mean(d, valid, k, vs, us)
+    ok = sn[:, 1] > 0
+    if np.count_nonzero(ok) < cfg.min_points:
+        return None
+    vs, us, z = vs[ok], us[ok], sn[ok, 0] / sn[ok, 1]
     if len(z) >= cfg.inlier_min_px:
         keep = _inliers(z, cfg)
         vs, us, z = vs[keep], us[keep], z[keep]
@@ -86,54 +108,111 @@ def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_ca
     return trimmed_box(pts, cfg.measure_trim)[1], bool(clear)
 
 
-class ExtentLog:
-    """One object's views' sizes and the extent measured after each (append-only: the extent at a time reads
-    only views up to it)."""
+def _quantile(views: list[tuple[float, float, float]], q: float) -> list[float]:
+    """Per axis, the ``q`` quantile of the views' sizes (linear interpolation, as numpy's default)."""
+    pos = q * (len(views) - 1)
+    i = int(pos)
+    j, f = min(i + 1, len(views) - 1), pos - i
+    return [(lambda s: s[i] + f * (s[j] - s[i]))(sorted(axis)) for axis in zip(*views)]
 
-    __slots__ = ("t", "views", "clear", "est")
+
+class ExtentLog:
+    """One object's kept views and the extent measured after each change (the extent at a time reads only views
+    up to it). At most ``map.measure_max_views`` views are kept, spread over kinds of view (``view_key``): a new
+    one is measured only when it could join them (``wants``), so the cost stays bounded however long the object
+    is seen."""
+
+    __slots__ = ("t", "est", "views", "clear", "keys", "tried_s")
 
     def __init__(self) -> None:
-        self.t = array("d")  # time of each view (a merged object's views: the time of the merge)
-        self.views = array("f")  # world-axis size of each view, 3 per view
-        self.clear = array("b")  # the view was clear of the image border
-        self.est = array("f")  # the measured extent after each view, 3 per view
+        self.t = array("d")  # time of each change of the kept views (a merged object's views: the merge)
+        self.est = array("f")  # the measured extent after each change, 3 per change
+        self.views: list[tuple[float, float, float]] = []  # world-axis size of each kept view, oldest first
+        self.clear: list[bool] = []  # the view was clear of the image border
+        self.keys: list[int] = []  # its kind of view (view_key; -1: unknown, from an older save)
+        self.tried_s = -math.inf  # when a view was last measured (also one with too little depth; a load: t[-1])
 
     def __len__(self) -> int:
         return len(self.t)
 
-    def add(self, t_s: float, sizes: np.ndarray, clear: np.ndarray, quantile: float) -> None:
-        """Views at ``t_s``: (n, 3) sizes and their clear flags; the extent is measured anew after them."""
-        for size, c in zip(np.asarray(sizes, np.float32).reshape(-1, 3), np.asarray(clear, bool).ravel()):
+    def wants(self, key: int, clear: bool, cfg: MapConfig) -> bool:
+        """Whether a view of kind ``key`` could join the kept views: room is left, it is the first clear one, or
+        its kind has fewer than the most frequent kind less one (a cut-off view never joins clear ones)."""
+        if self.clear and any(self.clear) and not clear:
+            return False
+        if len(self.views) < cfg.measure_max_views or (clear and not all(self.clear)):
+            return True
+        n = self.keys.count(key)
+        return n + 1 < max(self.keys.count(k) for k in set(self.keys))
+
+    def _join(self, size: np.ndarray, clear: bool, key: int, cfg: MapConfig) -> bool:
+        if not self.wants(key, clear, cfg):
+            return False
+        if clear and not all(self.clear):  # cut-off views count only while no view is clear
+            self.views, self.clear, self.keys = [], [], []
+        while len(self.views) >= cfg.measure_max_views:  # the oldest view of the most frequent kind makes room
+            counts = {k: self.keys.count(k) for k in self.keys}
+            i = self.keys.index(max(counts, key=counts.__getitem__))
+            del self.views[i], self.clear[i], self.keys[i]
+        self.views.append(tuple(float(x) for x in size))
+        self.clear.append(bool(clear))
+        self.keys.append(int(key))
+        return True
+
+    def add(self, t_s: float, sizes: np.ndarray, clear: np.ndarray, keys: np.ndarray, cfg: MapConfig) -> None:
+        """Views at ``t_s``: (n, 3) sizes, their clear flags and kinds; those that join change the extent."""
+        joined = [self._join(s, bool(c), int(k), cfg) for s, c, k in
+                  zip(np.asarray(sizes, np.float64).reshape(-1, 3), np.ravel(clear), np.ravel(keys))]
+        if any(joined):
             self.t.append(t_s)
-            self.views.extend(size.tolist())
-            self.clear.append(int(c))
-        v = np.frombuffer(self.views, np.float32).reshape(-1, 3).astype(np.float64)
-        c = np.frombuffer(self.clear, np.int8).astype(bool)
-        est = np.quantile(v[c] if c.any() else v, quantile, axis=0)
-        for _ in range(len(self.t) - len(self.est) // 3):
-            self.est.extend(est.astype(np.float32).tolist())
+            self.est.extend(_quantile(self.views, cfg.measure_quantile))
 
     def at(self, t_s: float) -> Optional[np.ndarray]:
         """The measured extent (3,) from the views up to ``t_s`` (None before any)."""
         k = bisect_right(self.t, t_s)
         return None if k == 0 else np.asarray(self.est[3 * k - 3: 3 * k], dtype=np.float64)
 
-    def all_views(self) -> tuple[np.ndarray, np.ndarray]:
-        return (np.frombuffer(self.views, np.float32).reshape(-1, 3).copy(),
-                np.frombuffer(self.clear, np.int8).astype(bool))
+    def kept(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The kept views: (n, 3) sizes, clear flags, kinds."""
+        return (np.asarray(self.views, np.float64).reshape(-1, 3), np.asarray(self.clear, bool),
+                np.asarray(self.keys, np.int64))
 
     def columns(self) -> dict[str, np.ndarray]:
-        return {"size_t": np.array(self.t, np.float64),
-                "size_v": np.array(self.views, np.float32).reshape(-1, 3),
-                "size_clear": np.array(self.clear, np.int8),
-                "size_est": np.array(self.est, np.float32).reshape(-1, 3)}
+        return {"size_t": np.array(self.t, np.float64), "size_est": np.array(self.est, np.float32).reshape(-1, 3),
+                "size_v": np.asarray(self.views, np.float32).reshape(-1, 3),
+                "size_clear": np.asarray(self.clear, np.int8), "size_key": np.asarray(self.keys, np.int16)}
 
     @staticmethod
     def from_columns(c: dict[str, np.ndarray]) -> "ExtentLog":
+        """Saves from before the measured extent have none; those from before the kept views keep every view
+        (without a kind), and the clear ones only where any is."""
         log = ExtentLog()
-        if "size_t" in c:  # saves from before the measured extent have none
+        if "size_t" in c:
             log.t = array("d", np.asarray(c["size_t"], np.float64).tolist())
-            log.views = array("f", np.asarray(c["size_v"], np.float32).ravel().tolist())
-            log.clear = array("b", np.asarray(c["size_clear"], np.int8).tolist())
             log.est = array("f", np.asarray(c["size_est"], np.float32).ravel().tolist())
+            clear = np.asarray(c["size_clear"], bool)
+            keys = np.asarray(c["size_key"], np.int64) if "size_key" in c else np.full(len(clear), -1)
+            keep = clear if clear.any() else np.ones(len(clear), bool)
+            log.views = [tuple(map(float, v)) for v in np.asarray(c["size_v"], np.float64).reshape(-1, 3)[keep]]
+            log.clear, log.keys = clear[keep].tolist(), keys[keep].tolist()
+            log.tried_s = log.t[-1] if len(log.t) else -math.inf
         return log
+
+
+def measure(log: ExtentLog, t_s: float, mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose,
+            centre_w: np.ndarray, cfg: MapConfig) -> None:
+    """This view's size added to ``log`` when it can add something: ``map.measure_interval_s`` after its last
+    change for a new kind of view, ``map.measure_repeat_s`` for a kind it holds, and only a view that would join
+    the kept views (``ExtentLog.wants``)."""
+    if t_s - log.tried_s < cfg.measure_interval_s:
+        return
+    key = view_key(centre_w, T_world_cam.t, cfg)
+    if t_s - log.tried_s < cfg.measure_repeat_s and key in log.keys:
+        return
+    bounds = mask_bounds(mask, cfg.measure_border_px)
+    if bounds is None or not log.wants(key, bounds[4], cfg):
+        return
+    log.tried_s = t_s
+    got = view_extent(mask, depth_m, K, T_world_cam, cfg, bounds)
+    if got is not None:
+        log.add(t_s, got[0][None], np.array([got[1]]), np.array([key]), cfg)

@@ -14,7 +14,7 @@ from .config import MemoryConfig
 from .appearance import update_colour
 from .association import Match, Obs, co_observed, match_frame, tentative
 from .keyframes import consider_keyframe, visibility_score
-from .extent import view_extent
+from .extent import measure
 from .map import FrameLift, VoxelSet
 from .objects import ObjectRecord
 from .presence import depth_tol, scene_depth_at, update_seen, views_without
@@ -192,9 +192,7 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
 def _measure(rec: ObjectRecord, o: Obs, fp: FramePerception, cfg: MemoryConfig) -> None:
     """The object's size as this view shows it, added to its measured extent (memory/extent.py)."""
     f = fp.frame
-    got = view_extent(o.inst.mask, f.depth_m, f.intrinsics, f.T_world_cam, cfg.map)
-    if got is not None:
-        rec.sizes.add(fp.t_s, got[0][None], np.array([got[1]]), cfg.map.measure_quantile)
+    measure(rec.sizes, fp.t_s, o.inst.mask, f.depth_m, f.intrinsics, f.T_world_cam, o.centre_w, cfg.map)
 
 
 def carry(rec: ObjectRecord, o: Obs, fp: FramePerception, objs: ObjectStore) -> bool:

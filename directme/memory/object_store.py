@@ -150,7 +150,7 @@ class ObjectStore:
         for k, w in gone.votes.items():
             keep.votes[k] = keep.votes.get(k, 0.0) + w
         if len(gone.sizes):  # its views count from the merge on (the extent before it stays as it was)
-            keep.sizes.add(t_s, *gone.sizes.all_views(), self.cfg.map.measure_quantile)
+            keep.sizes.add(t_s, *gone.sizes.kept(), self.cfg.map)
         for kf in gone.live_keyframes():
             kf.removed_s = t_s
             self.images.release(kf.ref.frame_index)
@@ -247,7 +247,7 @@ class ObjectStore:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
         sizes = ("size_t", "size_v", "size_clear", "size_est")  # the measured extent (memory/extent.py) ...
-        optional = ("embedding", "pres_t", "pres_l", "carry_t", *sizes)  # ... belief and carry are newer than some saves
+        optional = ("embedding", "pres_t", "pres_l", "carry_t", "size_key", *sizes)  # size_key: newer still  # ... belief and carry are newer than some saves
         missing = [n for n in ObjectRecord(0).columns() if n not in names and n not in optional]
         if any(n in names for n in sizes):
             missing += [n for n in sizes if n not in names]
@@ -343,9 +343,11 @@ def _check_columns(arrays: dict[str, np.ndarray], n: int, n_labels: int, ego_t: 
         within_objects_increasing("carry_t", *col("carry_t", finite=True))
     if "obj/size_t/len" in arrays:
         within_objects_increasing("size_t", *col("size_t", finite=True))
-        col("size_v", "size_t", tail=(3,), finite=True, lo=0)
         col("size_est", "size_t", tail=(3,), finite=True, lo=0)
-        col("size_clear", "size_t", kind="i", lo=0, hi=2)
+        col("size_v", tail=(3,), finite=True, lo=0)  # the kept views (older saves: every view)
+        col("size_clear", "size_v", kind="i", lo=0, hi=2)
+        if "obj/size_key/len" in arrays:
+            col("size_key", "size_v", kind="i")
     if len(st_int):
         placement_count = np.repeat(pl_lens, st_lens)
         bad = (st_int[:, 0] < 0) | (st_int[:, 0] >= n_labels) | (st_int[:, 1] < 0) | \

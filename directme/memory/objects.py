@@ -78,7 +78,7 @@ class ObjectRecord:
         self.carry_t = array("d")  # carried by the wearer from carry_t[0] to carry_t[1], from carry_t[2] ... (ingest.carry)
         self.carry_ref: Optional[tuple[float, np.ndarray, np.ndarray]] = None  # last sighting: (t, camera-frame, world centre)
         self.stood_in_for: dict[int, int] = {}  # record index -> frames where it was seen in its label here, this not
-        self.sizes = ExtentLog()  # each clear view's size and the measured extent after it (memory/extent.py)
+        self.sizes = ExtentLog()  # its kept views' sizes and the measured extent after each change (memory/extent.py)
         self.colour: Optional[np.ndarray] = None  # RGB histogram of its mask pixels over its sightings (memory/appearance.py)
 
     # ------------------------------------------------------------------ live state

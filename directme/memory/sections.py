@@ -67,15 +67,23 @@ class MapConfig:
     measure_trim: float = 0.02  # ... the [trim, 1 - trim] quantile box of its points is the view's size ...
     measure_border_px: int = 1  # ... a view whose mask comes this near the image border is cut off ...
     measure_quantile: float = 0.8  # ... and the extent is this quantile of the clear views' sizes per world axis
+    measure_max_views: int = 16  # an object keeps at most this many views, spread over kinds of view ...
+    measure_dir_split: float = 0.38  # ... a view's direction: its unit vector's components beyond +- this (45 deg bins) ...
+    measure_band_ratio: float = 2.0  # ... and its distance band, this ratio wide ...
+    measure_interval_s: float = 2.0  # ... a view of a new kind is measured this long after the object's last one ...
+    measure_repeat_s: float = 6.0  # ... one of a kind it holds this long after
 
     def __post_init__(self) -> None:
         _check(self, positive=("voxel_m", "max_depth_m", "min_cam_depth_m", "inlier_sigmas", "back_min_width_m",
                                "back_free_widths"),
                at_least_one=("pixel_stride", "max_voxels_per_object", "min_points", "max_instances_per_frame",
                              "dense_below_px", "inlier_min_px", "back_ring_px", "back_min_ring_px",
-                             "measure_window_px"),
-               unit=("back_ring_quantile", "measure_quantile"),
-               non_negative=("inlier_min_rel", "back_flat_ratio", "measure_erode_px", "measure_border_px"))
+                             "measure_window_px", "measure_max_views"),
+               unit=("back_ring_quantile", "measure_quantile", "measure_dir_split"),
+               non_negative=("inlier_min_rel", "back_flat_ratio", "measure_erode_px", "measure_border_px",
+                             "measure_interval_s", "measure_repeat_s"))
+        if not _number(self, "measure_band_ratio") > 1:
+            raise InvalidInputError(f"{_path(self, 'measure_band_ratio')} must be > 1, got {self.measure_band_ratio!r}")
         for f in ("position_trim", "obs_trim", "measure_trim"):
             if not 0 <= _number(self, f) < 0.5:
                 raise InvalidInputError(f"{_path(self, f)} must be in [0, 0.5), got {getattr(self, f)!r}")
