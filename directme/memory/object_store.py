@@ -247,7 +247,8 @@ class ObjectStore:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
         sizes = ("size_t", "size_v", "size_clear", "size_est")  # the measured extent (memory/extent.py) ...
-        optional = ("embedding", "pres_t", "pres_l", "carry_t", "size_key", *sizes)  # size_key: newer still  # ... belief and carry are newer than some saves
+        # belief, carry and the measured extent are newer than some saves (size_key newer still)
+        optional = ("embedding", "pres_t", "pres_l", "carry_t", "size_key", *sizes)
         missing = [n for n in ObjectRecord(0).columns() if n not in names and n not in optional]
         if any(n in names for n in sizes):
             missing += [n for n in sizes if n not in names]

@@ -108,7 +108,7 @@ class ScanConfig:
     iterations: int = 6  # Gauss-Newton steps per resolution at most
     blur_cells: float = 1.0  # the occupancy is smoothed by a Gaussian of this many field cells
     hits_scale: float = 2.0  # a cell's occupancy is 1 - exp(-hits / this)
-    max_grid_cells: int = 20_000_000  # the grid holds at most this many cells (5 bytes each; 20 M: 5 ha at 5 cm); beyond, the tiles hit longest ago are forgotten
+    max_grid_cells: int = 20_000_000  # at most this many cells (5 bytes each; 20 M: 5 ha at 5 cm): then the oldest tiles go
     grid_tile_cells: int = 64  # the grid is kept in square tiles of this many cells a side, made where structure is hit
     max_hits: int = 20  # hits counted per cell at most (long-seen structure weighs more, up to this)
     min_occupancy: float = 0.05  # points where the smoothed occupancy is lower lie on nothing mapped

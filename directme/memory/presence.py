@@ -107,8 +107,9 @@ def maybe_in_view(objs: ObjectStore, f: Frame) -> np.ndarray:
     the records kept) keeps."""
     n, gcfg, K, T = objs.n_records, objs.cfg.gone, f.intrinsics, f.T_world_cam
     z = objs.live_pos[:n] @ T.R[:, 2] - float(T.t @ T.R[:, 2])
+    near_enough = objs.live_size[:n] * K.fx >= (gcfg.min_px - 1.0) * z
     idx = np.flatnonzero(objs.live_alive[:n] & (objs.live_belief[:n] > gcfg.min_logodds)  # gone ones too
-                         & (z > objs.cfg.map.min_cam_depth_m - 1e-3) & (objs.live_size[:n] * K.fx >= (gcfg.min_px - 1.0) * z))
+                         & (z > objs.cfg.map.min_cam_depth_m - 1e-3) & near_enough)
     return idx[in_view_of(objs, idx, f, slack_px=1.0)[3]] if len(idx) else idx
 
 

@@ -232,7 +232,8 @@ class Relocaliser:
                     continue
                 dc, dr = c2[b] - c2[a], r2[b] - r2[a]
                 nc = float(vector_norm(dc))
-                if nc < cfg.relocalisation.min_baseline_m or abs(nc - float(vector_norm(dr))) > cfg.relocalisation.tol_m:
+                rcfg = cfg.relocalisation
+                if nc < rcfg.min_baseline_m or abs(nc - float(vector_norm(dr))) > rcfg.tol_m:
                     continue
                 yaw = math.atan2(dr[1], dr[0]) - math.atan2(dc[1], dc[0])
                 yaw = (yaw + math.pi) % (2 * math.pi) - math.pi
@@ -265,7 +266,8 @@ class Relocaliser:
                 break
             if vector_norm(other.apply(pivot_w[None])[0] - pivot_w - moved) > 2 * cfg.relocalisation.tol_m:
                 return None
-        if vector_norm(moved) < cfg.relocalisation.min_shift_m and abs(best.yaw_rad) < math.radians(cfg.relocalisation.min_yaw_deg):
+        rcfg = cfg.relocalisation
+        if vector_norm(moved) < rcfg.min_shift_m and abs(best.yaw_rad) < math.radians(rcfg.min_yaw_deg):
             return None
         if 2 * sum(pairs[j].aligned for j in members) >= len(members):
             return None  # the points already lie on the landmarks: partial views, not drift

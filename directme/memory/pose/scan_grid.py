@@ -33,7 +33,8 @@ class StructureGrid:
         self.slot: dict[tuple[int, int], int] = {}  # tile (cell // tile_cells) -> its row in the stacks
         self.keys = np.zeros((0, 2), dtype=np.int64)  # each row's tile
         self.hits = np.zeros((0, self.tile, self.tile), dtype=np.uint8)
-        self.first_s = np.zeros((0, self.tile, self.tile), dtype=np.float32)  # time of each cell's first hit (inf: never)
+        # time of each cell's first hit (inf: never)
+        self.first_s = np.zeros((0, self.tile, self.tile), dtype=np.float32)
         self.last_s = np.zeros(0)  # time each row's tile was last hit (the one to forget when full)
         self.dropped_tiles = 0  # tiles forgotten to stay within max_cells
 
@@ -118,7 +119,8 @@ class StructureGrid:
         return r
 
     def window(self, c0: np.ndarray, c1: np.ndarray, before_s: float = math.inf) -> np.ndarray:
-        """Hit counts of the cells [c0, c1) (absolute cell indices) first hit at or before ``before_s`` (0 elsewhere)."""
+        """Hit counts of the cells [c0, c1) (absolute cell indices) first hit at or before ``before_s`` (0
+        elsewhere)."""
         (a0, a1), (b0, b1) = c0.tolist(), c1.tolist()  # Python ints: a window crosses few tiles, each a few slices
         out = np.zeros((b0 - a0, b1 - a1), dtype=np.uint8)
         T, dated = self.tile, math.isfinite(before_s)
@@ -172,8 +174,8 @@ class StructureGrid:
         n = len(self.slot)
         return ({"cell_m": self.cell_m, "origin": self.origin.tolist(), "shape": self.shape.tolist(),
                  "tile_cells": self.tile, "dropped_tiles": self.dropped_tiles},
-                {"scan_tile_keys": self.keys[:n], "scan_tile_hits": self.hits[:n], "scan_tile_first_s": self.first_s[:n],
-                 "scan_tile_last_s": self.last_s[:n]})
+                {"scan_tile_keys": self.keys[:n], "scan_tile_hits": self.hits[:n],
+                 "scan_tile_first_s": self.first_s[:n], "scan_tile_last_s": self.last_s[:n]})
 
     @staticmethod
     def from_state(meta: dict[str, Any], arrays: Mapping[str, np.ndarray], tile_cells: int = 64,

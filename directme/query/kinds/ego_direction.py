@@ -78,7 +78,8 @@ PROTOTYPES = (
 )
 
 SPEC = register(KindSpec(
-    "ego_direction", "where X is relative to me now (side, direction, clock hour), or where I left X", PROTOTYPES, _CUES,
+    "ego_direction", "where X is relative to me now (side, direction, clock hour), or where I left X",
+    PROTOTYPES, _CUES,
     options=frozenset({O.DIRECTION, O.CLOCK}), roles=Roles.OBJECT,
     phrases=PhraseRules(rooms_scope=True, asking_sentence=True, clock_frame=True, present=True),
     solvers=((P.EGO_DIRECTION, "ego_direction"),),

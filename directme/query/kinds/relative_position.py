@@ -82,7 +82,8 @@ def within(q: Roled) -> Roled:
 
 
 SPEC = register(KindSpec(
-    "relative_position", "X relative to Y, what is on / under / left of / between Y, an imagined viewpoint", PROTOTYPES, _CUES,
+    "relative_position", "X relative to Y, what is on / under / left of / between Y, an imagined viewpoint",
+    PROTOTYPES, _CUES,
     options=frozenset({O.DIRECTION, O.CLOCK, O.OBJECT, O.YES, O.NO}), roles=Roles.RELATION,
     solvers=((P.RELATIVE_POSITION, "relative"), (P.FACING, "facing"), (P.OBJECTS_AROUND, "objects_around", False)),
     needs_target=True, subtask="Relative Position & Orientation Memory", within=within))
