@@ -143,6 +143,8 @@ class MeasureConfig:
     room_half_extent_cap_m: float = 0.6  # ... each box at most this far from its centre (stray points inflate it)
     room_trim: float = 0.0  # share of points allowed outside the area's rectangle on each side
     rect_step_deg: float = 1.0  # the area's rectangle: orientations searched in steps of this
+    order_vote_share: float = 0.3  # appearance order: a node shows a category when labels naming it hold at least
+    # this share of its label votes (a confused first label; 1: only nodes of its class)
     inversion_penalty: float = 3.0  # appearance order: each pair an option orders against memory costs this (log)
     first_view_gap_s: float = 0.0  # appearance order: back-date a first sighting over the views of it just before, each
     # at most this long after the last (0: off; 3.5 s measured no better on held-out seeds, docs/memory.md)
@@ -152,7 +154,7 @@ class MeasureConfig:
     turn_back_deg: float = 135.0  # routes: a heading change larger than this (either way) is "turn back"
 
     def __post_init__(self) -> None:
-        check_section(self, "measure", at_least_one=("class_min_obs", "room_min_frames"),
+        check_section(self, "measure", at_least_one=("class_min_obs", "room_min_frames"), unit=("order_vote_share",),
                       positive=("rect_step_deg", "turn_sigma_deg", "turn_back_deg"),
                       non_negative=("room_object_reach_m", "room_half_extent_cap_m", "inversion_penalty",
                                     "first_view_gap_s", "first_view_window_s", "first_view_range_m"))
