@@ -211,3 +211,26 @@ def test_first_view_back_dates_a_first_sighting_over_the_views_leading_up_to_it(
     assert first_view_s(replace(ego, K=None), node, cfg) == 8.0  # intrinsics unknown: the sighting itself
     assert first_view_s(ego, replace(node, position_w=np.array([0.0, 3.0, 0.8]),
                                      position_history=((8.0, np.array([0.0, 3.0, 0.8])),)), cfg) == 8.0  # never in view
+
+
+def test_a_category_first_appears_with_a_node_whose_votes_support_it():
+    """A trash can the detector mostly called a barrel is a barrel node, yet it showed a trash can from its first
+    sighting: with enough of its votes for the category it counts; a stray vote does not."""
+    from dataclasses import replace
+
+    from snapshot_builders import obj, snapshot, walk
+
+    from directme.answerers.geometric_config import MeasureConfig
+    from directme.answerers.measure import appearance_order
+    from directme.query.context import build_context
+    from directme.query.vocab import Vocabulary
+
+    barrel = replace(obj("o1", "Barrel/bucket", (3, 0), t0=2, t1=30, n_obs=3),
+                     label_votes={"Barrel/bucket": 1.0, "Trash bin Can": 0.5})
+    objs = [barrel, obj("o2", "Trash bin Can", (0, 3), t0=40, t1=50), obj("o3", "Lamp", (3, 3), t0=20, t1=50)]
+    snap = snapshot(60.0, objs, walk([(0, 0, 0, 0, "kitchen"), (60, 1, 0, 0, "kitchen")]))
+    ctx = build_context("Sort these by when I first saw them: lamp, trash can.", ["lamp, trash can", "trash can, lamp"],
+                        snap, Vocabulary(), None)
+    assert ctx.intent.time_ref.kind.value == "now"  # the sightings it orders are no time to answer at
+    assert appearance_order(ctx, MeasureConfig()).option_fit[1] == 1.0  # the trash can (2 s) before the lamp
+    assert appearance_order(ctx, MeasureConfig(order_vote_share=0.5)).option_fit[0] == 1.0  # 1/3 is too little

@@ -150,6 +150,8 @@ class MeasureConfig:
     room_wall_cap: int = 3  # ... at most this many per cell along it (length seen beats a face seen often)
     room_wall_share: float = 0.5  # a room's wall: the innermost line with this share of the best support on its side
     rect_step_deg: float = 1.0  # the area's rectangle: orientations searched in steps of this
+    order_vote_share: float = 0.3  # appearance order: a node shows a category when labels naming it hold at least
+    # this share of its label votes (a confused first label; 1: only nodes of its class)
     inversion_penalty: float = 3.0  # appearance order: each pair an option orders against memory costs this (log)
     first_view_gap_s: float = 0.0  # appearance order: back-date a first sighting over the views of it just before, each
     # at most this long after the last (0: off; 3.5 s measured no better on held-out seeds, docs/memory.md)
@@ -160,7 +162,7 @@ class MeasureConfig:
 
     def __post_init__(self) -> None:
         check_section(self, "measure", at_least_one=("class_min_obs", "room_min_frames", "room_max_edges",
-                                                     "room_wall_cap"),
+                                                     "room_wall_cap"), unit=("order_vote_share",),
                       positive=("rect_step_deg", "turn_sigma_deg", "turn_back_deg", "room_wall_cell_m",
                                 "room_wall_share"),
                       non_negative=("room_object_reach_m", "room_half_extent_cap_m", "inversion_penalty",

@@ -61,6 +61,11 @@ def min_area_rectangle_m2(points_xy: np.ndarray, step_deg: float = 1.0, trim: fl
     return best
 
 
+def names_key(label: str, key: str) -> bool:
+    """Whether a label names the asked category ``key`` (one of its keys is it, or ends in it: "gas stove")."""
+    return any(k == key or k.endswith(" " + key) for k in label_keys(label))
+
+
 def class_nodes(ctx: QueryContext, i: int, min_obs: int = 2) -> list[ObjectNode]:
     """The nodes matched to target ``i`` that are of its class by their label and were observed at least
     ``min_obs`` times (a false detection or a confused label is rarely both); all matched nodes when none is."""
@@ -69,6 +74,26 @@ def class_nodes(ctx: QueryContext, i: int, min_obs: int = 2) -> list[ObjectNode]
     own = [n for n in nodes if n.n_obs >= min_obs and any(k == key or k.endswith(" " + key)
                                                           for k in label_keys(n.label))]
     return own or nodes
+
+
+def vote_share(node: ObjectNode, key: str) -> float:
+    """The share of the node's label votes (summed detection scores) given to labels naming ``key``."""
+    total = sum(node.label_votes.values())
+    return sum(w for lab, w in node.label_votes.items() if names_key(lab, key)) / total if total > 0 else 0.0
+
+
+def category_nodes(ctx: QueryContext, i: int, cfg: MeasureConfig) -> list[ObjectNode]:
+    """The nodes that show target ``i``'s category: those of its class (``class_nodes``) and any other observed at
+    least ``cfg.class_min_obs`` times whose label votes give the category at least ``cfg.order_vote_share``. An
+    object the detector called by a confused label in most of its first sightings (a trash can read as a barrel)
+    is a node of that label, yet it showed the category from its first sighting on."""
+    nodes = class_nodes(ctx, i, cfg.class_min_obs)
+    key = ctx.intent.targets[i].key
+    if cfg.order_vote_share >= 1.0:
+        return nodes
+    seen = {id(n) for n in nodes}
+    return nodes + [n for n in ctx.snapshot.objects.values() if id(n) not in seen and n.n_obs >= cfg.class_min_obs
+                    and vote_share(n, key) >= cfg.order_vote_share]
 
 
 def object_size(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
@@ -210,13 +235,13 @@ def first_view_s(ego: EgoTrack, node: ObjectNode, cfg: MeasureConfig) -> float:
 
 
 def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
-    """The asked categories ordered by when any instance of each (``class_nodes``) was first seen (``first_view_s``:
+    """The asked categories ordered by when any node showing each (``category_nodes``) was first seen (``first_view_s``:
     its first sighting; with ``cfg.first_view_gap_s`` back-dated over the views leading up to it); options (orders)
     scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without options, the
     one seen first (or, ``Intent.sequence_end`` LAST, the one whose first sighting came last)."""
     first: dict[str, float] = {}
     for i, target in enumerate(ctx.intent.targets):
-        nodes = class_nodes(ctx, i, cfg.class_min_obs)
+        nodes = category_nodes(ctx, i, cfg)
         if nodes:
             first[target.key] = min(first_view_s(ctx.snapshot.ego, n, cfg) for n in nodes)
     if not first:

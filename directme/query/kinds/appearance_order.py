@@ -5,10 +5,11 @@ this meaning, never copied from an evaluation set."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..options import OptionKind as O
 from ..asked import sequence_end
-from ..parsed import Intent, Primitive, Target
+from ..parsed import Intent, Primitive, Target, TimeKind, TimeRef
 from . import CueRule, KindSpec, Roles, register
 from .reading import Reading
 
@@ -49,14 +50,22 @@ def items(r: Reading, text: str) -> list[Target]:
 
 def read(r: Reading) -> Intent:
     """The listed objects in the question's order (after its colon, else after "which did I see first"); per
-    option, the order it lists (``Intent.sequences``); "which did I see first / last" (``Intent.sequence_end``)."""
+    option, the order it lists (``Intent.sequences``); "which did I see first / last" (``Intent.sequence_end``).
+    A clause about seeing them is no time reference (``sighting_clause``): the question is asked now."""
     if ":" in r.text:
         listed = r.text.rsplit(":", 1)[1]
     else:
         listed = _WHICH_FIRST.sub(" ", r.text)
     targets = items(r, re.sub(r"[?.]", " ", listed))
     sequences = tuple(tuple(t.key for t in items(r, o)) for o in r.options)
-    return r.intent(APPEARANCE_ORDER, targets, sequences=sequences, sequence_end=sequence_end(r.question))
+    intent = r.intent(APPEARANCE_ORDER, targets, sequences=sequences, sequence_end=sequence_end(r.question))
+    return replace(intent, time_ref=TimeRef()) if sighting_clause(r.time_ref) else intent
+
+
+def sighting_clause(ref: TimeRef) -> bool:
+    """Whether the question's time clause is about seeing the listed objects ("sort these by when I first saw
+    them"): the sightings the kind orders, not a time to answer at."""
+    return ref.kind == TimeKind.EVENT and ref.event == "see"
 
 
 SPEC = register(KindSpec(
