@@ -97,6 +97,8 @@ def test_the_measured_extent_round_trips_and_older_saves_load(tmp_path):
     again = SpatialMemory.load(mem.save(tmp_path / "m"))
     for n in again.as_of(1e9).objects.values():
         assert np.array_equal(n.measured_extent_m, nodes[n.label].measured_extent_m)
+    for r, r2 in zip(mem.objects.records, again.objects.records):  # what the next view is measured against, too
+        assert (r2.sizes.tried_s, r2.sizes.views) == (r.sizes.tried_s, r.sizes.views)
     meta, arrays = mem.objects.to_state()
     old = {k: v for k, v in arrays.items() if not k.startswith("obj/size_")}  # a save from before the measured extent
     store = type(mem.objects).from_state(CFG, (meta, old), {})

@@ -130,7 +130,7 @@ class ExtentLog:
         self.views: list[tuple[float, float, float]] = []  # world-axis size of each kept view, oldest first
         self.clear: list[bool] = []  # the view was clear of the image border
         self.keys: list[int] = []  # its kind of view (view_key; -1: unknown, from an older save)
-        self.tried_s = -math.inf  # when a view was last measured (also one with too little depth; a load: t[-1])
+        self.tried_s = -math.inf  # when a view was last measured (also one with too little depth; saved)
 
     def __len__(self) -> int:
         return len(self.t)
@@ -179,8 +179,9 @@ class ExtentLog:
 
     def columns(self) -> dict[str, np.ndarray]:
         return {"size_t": np.array(self.t, np.float64), "size_est": np.array(self.est, np.float32).reshape(-1, 3),
-                "size_v": np.asarray(self.views, np.float32).reshape(-1, 3),
-                "size_clear": np.asarray(self.clear, np.int8), "size_key": np.asarray(self.keys, np.int16)}
+                "size_v": np.asarray(self.views, np.float64).reshape(-1, 3),  # as held: appending after a load matches
+                "size_clear": np.asarray(self.clear, np.int8), "size_key": np.asarray(self.keys, np.int16),
+                "size_tried": np.array([self.tried_s] if math.isfinite(self.tried_s) else [], np.float64)}
 
     @staticmethod
     def from_columns(c: dict[str, np.ndarray]) -> "ExtentLog":
@@ -195,7 +196,8 @@ class ExtentLog:
             keep = clear if clear.any() else np.ones(len(clear), bool)
             log.views = [tuple(map(float, v)) for v in np.asarray(c["size_v"], np.float64).reshape(-1, 3)[keep]]
             log.clear, log.keys = clear[keep].tolist(), keys[keep].tolist()
-            log.tried_s = log.t[-1] if len(log.t) else -math.inf
+            tried = np.asarray(c.get("size_tried", ()), np.float64)  # saves from before it: the last change
+            log.tried_s = float(tried[0]) if len(tried) else log.t[-1] if len(log.t) else -math.inf
         return log
 
 

@@ -247,8 +247,8 @@ class ObjectStore:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
         sizes = ("size_t", "size_v", "size_clear", "size_est")  # the measured extent (memory/extent.py) ...
-        # belief, carry and the measured extent are newer than some saves (size_key newer still)
-        optional = ("embedding", "pres_t", "pres_l", "carry_t", "size_key", *sizes)
+        # belief, carry and the measured extent are newer than some saves (size_key, size_tried newer still)
+        optional = ("embedding", "pres_t", "pres_l", "carry_t", "size_key", "size_tried", *sizes)
         missing = [n for n in ObjectRecord(0).columns() if n not in names and n not in optional]
         if any(n in names for n in sizes):
             missing += [n for n in sizes if n not in names]
@@ -349,6 +349,11 @@ def _check_columns(arrays: dict[str, np.ndarray], n: int, n_labels: int, ego_t: 
         col("size_clear", "size_v", kind="i", lo=0, hi=2)
         if "obj/size_key/len" in arrays:
             col("size_key", "size_v", kind="i")
+        if "obj/size_tried/len" in arrays:
+            _, tried_lens = col("size_tried", finite=True)
+            if len(tried_lens) and tried_lens.max() > 1:
+                raise StateError("obj/size_tried/len", f"gives object {int(np.argmax(tried_lens))} several rows; "
+                                 "an object has at most one")
     if len(st_int):
         placement_count = np.repeat(pl_lens, st_lens)
         bad = (st_int[:, 0] < 0) | (st_int[:, 0] >= n_labels) | (st_int[:, 1] < 0) | \
