@@ -21,13 +21,12 @@ benchmark and only read in aggregate. Baselines (current frame, chance) are comp
 from __future__ import annotations
 
 import argparse
-import resource
-import sys
 import time
 from contextlib import nullcontext
 from typing import Optional
 from multiprocessing import Pool
 
+from directme.bench.memory_use import peak_rss_mb
 from directme.bench.metrics import seed_interval
 from directme.cli import configure_logging
 from directme.commands.demo import evaluate_episode, summarise
@@ -35,12 +34,6 @@ from directme.sim import generate_episode
 
 NOISES = ("none", "realistic")
 TRUTH_FED = "truth-fed"  # the column of the truth-fed model pipeline
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process or of the largest finished worker (``--jobs``), in MB."""
-    kb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-    return kb / 1024.0 if sys.platform != "darwin" else kb / 2 ** 20
 
 
 def run_seed(job: tuple[float, int, tuple[str, ...], str, dict]) -> dict[str, tuple[str, list]]:
@@ -130,7 +123,7 @@ def main() -> None:
     for minutes in a.minutes:
         res = run_length(minutes, a.seeds, modes, a.phrasings, max(1, a.jobs), truth_fed, a.spatial)
         print_table(minutes, res)
-        print(f"peak_rss_mb={peak_rss_mb():.0f}", flush=True)
+        print(f"peak_rss_mb={peak_rss_mb(children=True):.0f}", flush=True)
     for n in reversed(list(res)):  # the last length, unsuffixed (realistic first, none last)
         print(f"overall_{n}={res[n]['overall']:.3f}")
 

@@ -24,23 +24,15 @@ and ``acc_last_hour_<noise>``.
 from __future__ import annotations
 
 import argparse
-import resource
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from directme.bench.memory_use import peak_rss_mb, rss_mb
 from directme.memory import MemoryConfig, SpatialMemory
 from directme.sim.day import DayConfig, DayStream
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
 
 
 def query_ms(mem: SpatialMemory, t_s: float, ids: list, rng: np.random.Generator) -> float:
@@ -177,7 +169,7 @@ def main() -> None:
         t0 = time.perf_counter()
         SpatialMemory.load(where)
         load_s = time.perf_counter() - t0
-    print(f"peak_rss_mb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0:.1f}")
+    print(f"peak_rss_mb={peak_rss_mb():.1f}")
     print(f"objects={len(snap.objects)}")
     print(f"places={len(snap.places)}")
     print(f"update_cpu_fps_first_hour={fps_per_hour[0][1]:.1f}")

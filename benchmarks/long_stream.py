@@ -11,24 +11,16 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import resource
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from directme.bench.memory_use import peak_rss_mb, rss_mb
 from directme.geometry import Intrinsics, Pose
 from directme.memory import MemoryConfig, SpatialMemory
 from directme.types import Frame, FramePerception, InstanceObservation
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
 
 
 def write_base(directory: Path, minutes: float, seed: int) -> None:
@@ -91,7 +83,7 @@ def main() -> None:
             if (i + 1) % every == 0 or i + 1 == total:
                 print(f"frames={i + 1} hours={(i + 1) / fps / 3600:.2f} objects={len(mem.as_of(1e12).objects)} "
                       f"rss_mb={rss_mb():.1f} elapsed_s={time.perf_counter() - t0:.0f}", flush=True)
-    print(f"peak_rss_mb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0:.1f}")
+    print(f"peak_rss_mb={peak_rss_mb():.1f}")
 
 
 if __name__ == "__main__":
