@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..geometry import Intrinsics, Pose
+from ..geometry import Intrinsics, Pose, mask_box
 from .map import _inliers, trimmed_box
 from .sections import MapConfig
 
@@ -51,13 +51,13 @@ def _window_mean(values: np.ndarray, valid: np.ndarray, k: int, vs: np.ndarray, 
 
 
 def mask_bounds(mask: np.ndarray, border_px: int) -> Optional[tuple[int, int, int, int, bool]]:
-    """(first row, last row, first column, last column, clear) of the mask, None when empty; ``clear``: it keeps
-    ``border_px`` off the image border (not cut off)."""
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if not len(rows):
+    """(first row, last row, first column, last column, clear) of the mask (``geometry.mask_box``), None when
+    empty; ``clear``: it keeps ``border_px`` off the image border (not cut off)."""
+    box = mask_box(mask)
+    if box is None:
         return None
     h, w = mask.shape
-    r0, r1, c0, c1 = int(rows[0]), int(rows[-1]), int(cols[0]), int(cols[-1])
+    c0, r0, c1, r1 = box[0], box[1], box[2] - 1, box[3] - 1
     return r0, r1, c0, c1, r0 >= border_px and c0 >= border_px and r1 < h - border_px and c1 < w - border_px
 
 
