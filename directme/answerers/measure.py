@@ -71,8 +71,7 @@ def class_nodes(ctx: QueryContext, i: int, min_obs: int = 2) -> list[ObjectNode]
     ``min_obs`` times (a false detection or a confused label is rarely both); all matched nodes when none is."""
     nodes = _target_nodes(ctx, i)
     key = ctx.intent.targets[i].key
-    own = [n for n in nodes if n.n_obs >= min_obs and any(k == key or k.endswith(" " + key)
-                                                          for k in label_keys(n.label))]
+    own = [n for n in nodes if n.n_obs >= min_obs and names_key(n.label, key)]
     return own or nodes
 
 
