@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import math
+import threading
 from typing import Optional
 
 import numpy as np
@@ -83,13 +84,41 @@ class ImageStore:
     """Downsampled JPEG images of frames that are (or were) some object's live keyframe.
 
     An image is dropped when no live keyframe refers to it any more, so the store is bounded by
-    objects x keyframes per object; views of the past may then find no image (None).
+    objects x keyframes per object; views of the past may then find no image (None). A new keyframe's frame
+    is held as a copy and JPEG-encoded when first read or saved, or when the copies held exceed
+    ``pending_bytes`` (oldest first): most keyframes replaced soon after (a clearer view came) are never encoded.
+    The bytes are those of an encode at once (the same frame, the same encoder).
     """
 
-    def __init__(self, max_side: int, quality: int) -> None:
-        self.max_side, self.quality = int(max_side), int(quality)
-        self.images: dict[int, bytes] = {}
+    def __init__(self, max_side: int, quality: int, pending_bytes: int = 0) -> None:
+        self.max_side, self.quality, self.pending_bytes = int(max_side), int(quality), int(pending_bytes)
+        self._images: dict[int, bytes] = {}
+        self.pending: dict[int, np.ndarray] = {}  # frame index -> RGB copy not encoded yet (oldest first)
+        self._held = 0  # bytes of the copies in ``pending``
         self.refs: dict[int, int] = {}
+        self._lock = threading.Lock()  # readers (several at once) may encode a pending image
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    @property
+    def images(self) -> dict[int, bytes]:
+        """Every stored image as JPEG bytes, by frame index (the held copies encoded now)."""
+        with self._lock:
+            while self.pending:
+                self._encode_oldest()
+        return self._images
+
+    @images.setter
+    def images(self, images: dict[int, bytes]) -> None:
+        with self._lock:
+            self._images, self.pending, self._held = images, {}, 0
 
     def encode(self, rgb: np.ndarray) -> bytes:
         from PIL import Image
@@ -107,21 +136,40 @@ class ImageStore:
         img.save(buf, format="JPEG", quality=self.quality)
         return buf.getvalue()
 
+    def _encode_oldest(self) -> None:
+        idx = next(iter(self.pending))
+        self._images[idx] = self.encode(self.pending[idx])
+        self._held -= self.pending.pop(idx).nbytes
+
     def acquire(self, frame_index: int, rgb: np.ndarray) -> None:
-        if frame_index not in self.images:
-            self.images[frame_index] = self.encode(rgb)
-        self.refs[frame_index] = self.refs.get(frame_index, 0) + 1
+        with self._lock:
+            if frame_index not in self._images and frame_index not in self.pending:
+                held = np.array(rgb)  # a copy: the caller may reuse the frame's buffer
+                self.pending[frame_index] = held
+                self._held += held.nbytes
+                while self._held > self.pending_bytes:
+                    self._encode_oldest()
+            self.refs[frame_index] = self.refs.get(frame_index, 0) + 1
 
     def release(self, frame_index: int) -> None:
-        n = self.refs.get(frame_index, 0) - 1
-        if n <= 0:
-            self.refs.pop(frame_index, None)
-            self.images.pop(frame_index, None)
-        else:
-            self.refs[frame_index] = n
+        with self._lock:
+            n = self.refs.get(frame_index, 0) - 1
+            if n <= 0:
+                self.refs.pop(frame_index, None)
+                self._images.pop(frame_index, None)
+                held = self.pending.pop(frame_index, None)
+                if held is not None:
+                    self._held -= held.nbytes
+            else:
+                self.refs[frame_index] = n
 
     def get(self, frame_index: int) -> Optional[np.ndarray]:
-        data = self.images.get(frame_index)
+        with self._lock:
+            if frame_index in self.pending:
+                held = self.pending.pop(frame_index)
+                self._images[frame_index] = self.encode(held)
+                self._held -= held.nbytes
+            data = self._images.get(frame_index)
         if data is None:
             return None
         from PIL import Image

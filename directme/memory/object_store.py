@@ -41,7 +41,8 @@ class ObjectStore:
         self._fixed: dict[int, bool] = {}  # label id -> one of memory.gone.fixed_labels
         self.track_map: dict[int, int] = {}  # tracker id -> record index it was last bound to
         self.timeline = Timeline()
-        self.images = ImageStore(cfg.keyframes.image_max_side, cfg.keyframes.jpeg_quality)
+        self.images = ImageStore(cfg.keyframes.image_max_side, cfg.keyframes.jpeg_quality,
+                                 int(cfg.keyframes.pending_mb * 2**20))
         # live columns (one row per record), mirrored from the records by sync/retire
         self.live_pos = np.zeros((16, 3))
         self.live_size = np.zeros(16)

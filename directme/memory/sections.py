@@ -146,6 +146,7 @@ class KeyframeConfig:
     min_angle_deg: float = 20.0  # ... or seen from a viewpoint this different
     image_max_side: int = 160  # stored keyframe images are downsampled to this size
     jpeg_quality: int = 80  # JPEG quality of the stored images
+    pending_mb: float = 16.0  # new keyframes' frames held unencoded up to this size (JPEG-encoded when read or saved)
     max_log: int = 64  # keyframe changes logged per object; after that the set is kept as it is
     full_area: float = 0.05  # an object filling this share of the image is fully visible (smaller: its score scaled down)
     border_scale: float = 0.5  # the visibility of an object cut by the image border is scaled by this
@@ -154,7 +155,7 @@ class KeyframeConfig:
 
     def __post_init__(self) -> None:
         _check(self, at_least_one=("max_per_object", "image_max_side", "max_log", "clearer_ratio", "replace_ratio"),
-               positive=("full_area",), unit=("border_scale",), non_negative=("min_gap_s", "min_angle_deg"))
+               positive=("full_area",), unit=("border_scale",), non_negative=("min_gap_s", "min_angle_deg", "pending_mb"))
         if not 1 <= _number(self, "jpeg_quality") <= 100:
             raise InvalidInputError(f"{_path(self, 'jpeg_quality')} must be in [1, 100], got {self.jpeg_quality!r}")
 
