@@ -89,3 +89,29 @@ def test_a_save_made_before_the_outline_loads_without_one():
     assert np.array_equal(back.view(3), mem.outline.view(3), equal_nan=True)
     old = RoomOutline.from_state(mem.cfg, ({}, {}), {"ego": mem.ego})
     assert old.view(3).shape == (3, mem.cfg.outline.bins, 3) and np.isnan(old.view(3).astype(float)).all()
+
+
+def test_rows_found_together_equal_each_frame_alone():
+    """Frames wait and are computed in batches (``outline.batch_frames``): the rows are those of ``far_edges`` on
+    each frame alone, whatever the image size, with a NaN row for a frame without depth; reading or saving
+    computes the waiting rows."""
+    import pickle
+    from types import SimpleNamespace
+
+    cfg = OutlineConfig(pixel_stride=2, batch_frames=3)
+    out, expect = RoomOutline(cfg), []
+    up = np.array([0.0, 0.0, 1.0])
+    for i in range(7):
+        K = Intrinsics.from_fov(64, 48, 70.0) if i % 3 else Intrinsics.from_fov(96, 72, 60.0)
+        T = look_at((1.5 + 0.3 * i, 2.0, 1.6), (2.5 + np.cos(i), 2.0 + np.sin(i), 1.4))
+        depth, _ = render(walls(), T, K)
+        frame = SimpleNamespace(depth_m=None if i == 4 else depth, intrinsics=K, T_world_cam=T)
+        out.update(SimpleNamespace(fp=SimpleNamespace(frame=frame), up_world=up))
+        expect.append(np.full((cfg.bins, 3), np.nan) if i == 4 else
+                      far_edges(depth, np.array([K.fx, K.fy, K.cx, K.cy]), T.matrix, up, cfg))
+    assert len(out) == 7 and len(out.pending) == 1  # two batches of three computed, one frame waiting
+    copied = pickle.loads(pickle.dumps(out))
+    expect = np.array(expect).astype(np.float16)
+    assert np.array_equal(out.view(7), expect, equal_nan=True) and not out.pending
+    assert np.array_equal(copied.to_state()[1]["edges"], expect, equal_nan=True)
+    assert np.isfinite(expect[0]).all(axis=1).sum() >= 8

@@ -270,9 +270,10 @@ class OutlineConfig:
     far_quantile: float = 0.9  # a slice's far distance: this quantile of its points' ground distances ...
     band: float = 0.15  # ... its far edge: the median of the points beyond (1 - this) of it
     min_points: int = 8  # a slice with fewer points has no far edge
+    batch_frames: int = 8  # frames whose far edges are found together (sooner when their rows are read or saved)
 
     def __post_init__(self) -> None:
-        _check(self, positive=("max_depth_m",), at_least_one=("bins", "pixel_stride", "min_points"),
+        _check(self, positive=("max_depth_m",), at_least_one=("bins", "pixel_stride", "min_points", "batch_frames"),
                non_negative=("min_depth_m", "below_cam_m"), unit=("far_quantile", "band"))
 
 
