@@ -92,3 +92,5 @@ def test_object_grid_finds_what_measuring_every_object_finds():
         for _ in range(3):
             p, r = rng.uniform(-35, 35, 3) * [1, 1, 0.05], float(rng.choice([0.3, 1.0, 4.0, 80.0]))
             assert [x.index for x in objs.nearby(p, r)] == nearby_full_pass(objs, p, r)
+        pts = p + rng.uniform(-4, 4, (int(rng.integers(1, 5)), 3)) * [1, 1, 0.1]  # a frame's instances
+        assert objs.nearby_each(pts, r) == [[x.index for x in objs.nearby(q, r)] for q in pts]

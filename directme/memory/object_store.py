@@ -192,6 +192,17 @@ class ObjectStore:
         hit = cand[self.live_alive[cand] & (d <= radius_m + 0.5 * self.live_size[cand])]
         return [self.records[i] for i in hit.tolist()]
 
+    def nearby_each(self, points_w: np.ndarray, radius_m: float) -> list[list[int]]:
+        """The indices of ``nearby(p, radius_m)`` for each row ``p`` of ``points_w`` (N, 3), from one grid search
+        around them all (it reaches their spread farther)."""
+        if not len(points_w):
+            return []
+        mid = np.add.reduce(points_w, axis=0) / len(points_w)
+        cand = self.grid.candidates(mid, radius_m + float(np.max(row_norms(points_w - mid))) + 1e-6)
+        cand = cand[self.live_alive[cand]]
+        pos, reach = self.live_pos[cand], radius_m + 0.5 * self.live_size[cand]
+        return [cand[row_norms(pos - p) <= reach].tolist() for p in points_w]
+
     def tracked(self, track_id: int) -> Optional[ObjectRecord]:
         """The live record a tracker id is bound to (following merges), or None."""
         i = self.track_map.get(track_id)

@@ -168,13 +168,20 @@ class Relocaliser:
         self.aligned = {r: a for r, a in self.aligned.items() if r in live}
         C_inv: Optional[np.ndarray] = None  # inverted when a pair needs it (most frames have none)
         n = 0
-        for i, o in enumerate(obs):
-            if float(np.max(o.extent_m)) > cfg.relocalisation.max_extent_m:
-                continue
-            for rec in objects.nearby(o.centre_w, cfg.relocalisation.search_m):
-                st = rec.state
+        small = [i for i, o in enumerate(obs) if not float(np.max(o.extent_m)) > cfg.relocalisation.max_extent_m]
+        near = objects.nearby_each(np.array([obs[i].centre_w for i in small]).reshape(-1, 3), cfg.relocalisation.search_m)
+        labels: dict[int, Optional[int]] = {}  # record index -> its label, None if never seen (read once a frame)
+        for i, near_i in zip(small, near):
+            o = obs[i]
+            for j in near_i:
                 # gone or pending-move nodes stay candidates: drift itself makes a place look empty or moved
-                if len(rec.obs_t) < 1 or rec.label_id_from_votes() != o.label_id or max(st.extent_m) > cfg.relocalisation.max_extent_m:
+                rec = objects.records[j]
+                if j not in labels:
+                    labels[j] = rec.label_id_from_votes() if rec.obs_t else None
+                if labels[j] != o.label_id:
+                    continue
+                st = rec.state
+                if max(st.extent_m) > cfg.relocalisation.max_extent_m:
                     continue
                 k = len(rec.obs_t) - 1  # its last observation before this visit
                 if t_s - rec.last_seen_s <= cfg.relocalisation.recent_s:
@@ -215,6 +222,12 @@ class Relocaliser:
         off = r - c
         ok = row_norms(off) <= np.array([p.allowed_m for p in pairs])
         if ok.sum() < cfg.relocalisation.min_support:
+            return None
+        # a correction's members are distinct landmarks, at least min_support of them, and not half aligned: too
+        # few distinct landmarks among the pairs (or among the pairs not aligned) and none can pass
+        oks = [p for p, k in zip(pairs, ok.tolist()) if k]
+        if len({p.record for p in oks}) < cfg.relocalisation.min_support or \
+                len({p.record for p in oks if not p.aligned}) <= cfg.relocalisation.min_support // 2:
             return None
         max_yaw = math.radians(cfg.relocalisation.max_yaw_deg)
         if max_yaw == 0 and float(np.max(row_norms(off[ok]))) < cfg.relocalisation.min_shift_m:
