@@ -232,8 +232,10 @@ class Relocaliser:
         max_yaw = math.radians(cfg.relocalisation.max_yaw_deg)
         if max_yaw == 0 and float(np.max(row_norms(off[ok]))) < cfg.relocalisation.min_shift_m:
             return None  # every translation they could support (a mean of their offsets) is too small to apply
-        B = ground_basis(up)
-        c2, r2 = (c - pivot_w) @ B.T, (r - pivot_w) @ B.T
+        c2 = r2 = None  # on the ground plane: rotations only
+        if max_yaw > 0:
+            B = ground_basis(up)
+            c2, r2 = (c - pivot_w) @ B.T, (r - pivot_w) @ B.T
         hyps: list[tuple[float, np.ndarray]] = []
         idx = np.flatnonzero(ok)
         for k in idx.tolist():  # one pair: a pure translation (offsets within 5 cm of one tried are not new)
@@ -309,16 +311,20 @@ class Relocaliser:
             return corr, members
         m = np.asarray(members)
         yaw = 0.0
-        cm, rm = c2[m], r2[m]
-        pc, pr = cm - np.add.reduce(cm, axis=0) / len(m), rm - np.add.reduce(rm, axis=0) / len(m)  # centred (mean)
-        if cfg.relocalisation.max_yaw_deg > 0 and len(members) >= 3 and float(np.max(np.linalg.norm(pc[:, None] - pc[None], axis=2))) >= cfg.relocalisation.min_baseline_m:
-            H = pc.T @ pr  # 2D Kabsch: angle maximising the alignment of the centred sets
-            yaw = math.atan2(H[0, 1] - H[1, 0], H[0, 0] + H[1, 1])
-            if abs(yaw) > math.radians(cfg.relocalisation.max_yaw_deg):
-                return corr, members
-        R = rotation_about_axis(corr.up, yaw)
-        shift = np.add.reduce(np.array([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members]), axis=0) / \
-            len(members)  # their mean
+        if cfg.relocalisation.max_yaw_deg > 0 and len(members) >= 3:
+            cm, rm = c2[m], r2[m]
+            pc, pr = cm - np.add.reduce(cm, axis=0) / len(m), rm - np.add.reduce(rm, axis=0) / len(m)  # centred (mean)
+            if float(np.max(np.linalg.norm(pc[:, None] - pc[None], axis=2))) >= cfg.relocalisation.min_baseline_m:
+                H = pc.T @ pr  # 2D Kabsch: angle maximising the alignment of the centred sets
+                yaw = math.atan2(H[0, 1] - H[1, 0], H[0, 0] + H[1, 1])
+                if abs(yaw) > math.radians(cfg.relocalisation.max_yaw_deg):
+                    return corr, members
+        if yaw == 0.0:  # R @ v is v: the offsets' mean
+            shift = np.add.reduce((r[m] - corr.pivot_w) - (c[m] - corr.pivot_w), axis=0) / len(members)
+        else:
+            R = rotation_about_axis(corr.up, yaw)
+            shift = np.add.reduce(np.array([r[j] - corr.pivot_w - R @ (c[j] - corr.pivot_w) for j in members]),
+                                  axis=0) / len(members)  # their mean
         new = Correction(yaw, corr.pivot_w, shift, corr.up)
         new_members = self._inliers(new, c, r, ok, pairs, cfg.relocalisation.tol_m)
         return (new, new_members) if len(new_members) >= len(members) else (corr, members)
