@@ -68,7 +68,9 @@ def far_edges_many(d: np.ndarray, width: int, K: np.ndarray, R: np.ndarray, up: 
     b = np.clip(((bearing + half[f]) / (2 * half[f]) * bins).astype(np.int64), 0, bins - 1)
     r = np.sqrt(flat[0] * flat[0] + flat[1] * flat[1] + flat[2] * flat[2])
     slot = f * bins + b
-    order = np.argsort(slot * (float(np.max(r, initial=0.0)) + 1.0) + r)  # slot by slot, each by distance
+    order = np.argsort(r)  # slot by slot, each by distance: r sorted, then stably by slot (a small-int radix sort),
+    small = np.int16 if F * bins <= np.iinfo(np.int16).max else np.int64  # so a frame's order is the one it gets alone
+    order = order[np.argsort(slot[order].astype(small), kind="stable")]
     r_sorted = r[order]
     starts = np.searchsorted(slot[order], np.arange(F * bins + 1))
     lo, hi = starts[:-1], starts[1:]
