@@ -86,7 +86,7 @@ class ImageStore:
     An image is dropped when no live keyframe refers to it any more, so the store is bounded by
     objects x keyframes per object; views of the past may then find no image (None). A new keyframe's frame
     is held as a copy and JPEG-encoded when first read or saved, or when the copies held exceed
-    ``pending_bytes`` (oldest first): most keyframes replaced soon after (a clearer view came) are never encoded.
+    ``pending_bytes`` (oldest first): a keyframe replaced before then (a clearer view came) is never encoded.
     The bytes are those of an encode at once (the same frame, the same encoder).
     """
 
