@@ -207,8 +207,10 @@ class ObjectRecord:
         """Per label: the time of its first observation <= t_s, own or of an object merged in by then (up to that
         merge) - a label's first sighting survives merges, and a merged object's other labels do not date it."""
         k = bisect_right(self.obs_t, t_s)
-        ids, first = np.unique(np.array(self.obs_label[:k], np.int64), return_index=True)  # obs_t ascends
-        out = {labels[i]: self.obs_t[j] for i, j in zip(ids.tolist(), first.tolist())}
+        first: dict[int, float] = {}
+        for t, i in zip(self.obs_t[:k], self.obs_label[:k]):  # obs_t ascends: the first of each label stays
+            first.setdefault(i, t)
+        out = {labels[i]: t for i, t in first.items()}
         for tm, other in self.merges:
             if tm <= t_s:
                 for name, f in other.label_first_seen_at(tm, labels).items():
