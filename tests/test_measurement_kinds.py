@@ -204,13 +204,13 @@ def test_first_view_back_dates_a_first_sighting_over_the_views_leading_up_to_it(
     ego = EgoTrack(np.arange(len(headings), dtype=float), np.stack([cam_pose(0, 0, h) for h in headings]), K=K)
     node = replace(obj("box", "Storage box", (3, 0), t0=8.0), extent_m=np.array([0.4, 0.4, 0.4]))
     cfg = MeasureConfig(first_view_gap_s=3.5, first_view_range_m=6.0)  # the default is off (0)
-    assert first_view_s(ego, node, cfg) == 5.0
-    assert first_view_s(ego, node, replace(cfg, first_view_gap_s=5.0)) == 0.0  # the gap bridged
-    assert first_view_s(ego, node, replace(cfg, first_view_range_m=2.0)) == 8.0  # too far to count
-    assert first_view_s(ego, node, replace(cfg, first_view_window_s=1.5)) == 7.0
-    assert first_view_s(replace(ego, K=None), node, cfg) == 8.0  # intrinsics unknown: the sighting itself
+    assert first_view_s(ego, node, 8.0, cfg) == 5.0
+    assert first_view_s(ego, node, 8.0, replace(cfg, first_view_gap_s=5.0)) == 0.0  # the gap bridged
+    assert first_view_s(ego, node, 8.0, replace(cfg, first_view_range_m=2.0)) == 8.0  # too far to count
+    assert first_view_s(ego, node, 8.0, replace(cfg, first_view_window_s=1.5)) == 7.0
+    assert first_view_s(replace(ego, K=None), node, 8.0, cfg) == 8.0  # intrinsics unknown: the sighting itself
     assert first_view_s(ego, replace(node, position_w=np.array([0.0, 3.0, 0.8]),
-                                     position_history=((8.0, np.array([0.0, 3.0, 0.8])),)), cfg) == 8.0  # never in view
+                                     position_history=((8.0, np.array([0.0, 3.0, 0.8])),)), 8.0, cfg) == 8.0  # never in view
 
 
 def test_a_category_first_appears_with_a_node_whose_votes_support_it():
@@ -234,3 +234,21 @@ def test_a_category_first_appears_with_a_node_whose_votes_support_it():
     assert ctx.intent.time_ref.kind.value == "now"  # the sightings it orders are no time to answer at
     assert appearance_order(ctx, MeasureConfig()).option_fit[1] == 1.0  # the trash can (2 s) before the lamp
     assert appearance_order(ctx, MeasureConfig(order_vote_share=0.5)).option_fit[0] == 1.0  # 1/3 is too little
+
+
+def test_a_category_first_appears_at_its_first_sighting_not_at_an_object_merged_in_under_another_label():
+    """A node's first-seen time is its earliest record's, merged ones included: a false detection (a lamp read at
+    1 s) folded into the sofa later must not date the sofa; an earlier sighting of the sofa itself that was merged
+    in (its label's first sighting) does, and so does the node's own first observation under a confused label."""
+    from dataclasses import replace
+
+    from snapshot_builders import obj
+
+    from directme.answerers.measure import first_sighting_s
+
+    sofa = replace(obj("o1", "Couch", (3, 0), t0=1.0, t1=30), obs_times_s=np.array([12.0, 13.0, 20.0]),
+                   label_first_seen_s={"Lamp": 1.0, "Couch": 12.0})
+    assert first_sighting_s(sofa, "couch") == 12.0
+    assert first_sighting_s(replace(sofa, label_first_seen_s={"Lamp": 1.0, "Couch": 6.0}), "couch") == 6.0
+    assert first_sighting_s(replace(sofa, label_first_seen_s={"Bed": 12.0, "Couch": 15.0}), "couch") == 12.0
+    assert first_sighting_s(replace(sofa, label_first_seen_s={}, obs_times_s=np.zeros(0)), "couch") == 1.0

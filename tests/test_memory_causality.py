@@ -97,3 +97,21 @@ def test_save_load_identical_and_appendable(stream, tmp_path):
         assert snapshot_facts(a.as_of(t)) == snapshot_facts(b.as_of(t))
     ref = next(iter(b.as_of(1e9).objects.values())).keyframes[0]
     assert np.array_equal(a.keyframe_image(ref), b.keyframe_image(ref))
+
+
+def test_label_first_sightings_survive_merges_and_are_read_as_of_t():
+    """Per label, the first observation of the object or of one merged into it (up to the merge), as of t: a
+    merge does not move a label's first sighting, and an absorbed object's other labels stay its own."""
+    from directme.memory.objects import ObjectRecord
+
+    labels = ["Couch", "Lamp", "Bed"]
+    keep, gone, early = ObjectRecord(0), ObjectRecord(1), ObjectRecord(2)
+    for rec, rows in ((keep, [(10.0, 0), (11.0, 2), (14.0, 0)]), (gone, [(2.0, 1), (3.0, 0), (30.0, 0)]),
+                      (early, [(1.0, 2)])):
+        for t, lab in rows:
+            rec.add_observation(t, int(t), lab, 0.9)
+    keep.merges.append((20.0, gone))
+    gone.merges.append((5.0, early))
+    assert keep.label_first_seen_at(12.0, labels) == {"Couch": 10.0, "Bed": 11.0}
+    assert keep.label_first_seen_at(25.0, labels) == {"Couch": 3.0, "Bed": 1.0, "Lamp": 2.0}  # gone's 30 s is later
+    assert gone.label_first_seen_at(4.0, labels) == {"Lamp": 2.0, "Couch": 3.0}  # early merged in at 5 s

@@ -212,14 +212,23 @@ def points_in_view(ego: EgoTrack, points_w: np.ndarray, start: int, stop: int, r
     return (K[:, 0] > 0) & inside.any(axis=1)
 
 
-def first_view_s(ego: EgoTrack, node: ObjectNode, cfg: MeasureConfig) -> float:
-    """When the node first came into view: its first sighting, back-dated over the run of views just before it
+def first_sighting_s(node: ObjectNode, key: str) -> float:
+    """When the node first showed the category ``key``: the earlier of its own first observation (an object read by
+    a confused label at first was of its category all along) and the first sighting of a label naming ``key``,
+    its own or one of an object merged into it (``ObjectNode.label_first_seen_s``). An object merged in under other
+    labels (a false detection, another object beside it) does not date it; ``first_seen_s`` where it has neither."""
+    named = [t for lab, t in node.label_first_seen_s.items() if names_key(lab, key)]
+    own = [float(node.obs_times_s[0])] if len(node.obs_times_s) else []
+    return min(named + own) if named or own else node.first_seen_s
+
+
+def first_view_s(ego: EgoTrack, node: ObjectNode, t0: float, cfg: MeasureConfig) -> float:
+    """When the node first came into view: its first sighting ``t0``, back-dated over the run of views just before it
     that had its (first placement's) box in the image within ``cfg.first_view_range_m``, each at most
     ``cfg.first_view_gap_s`` after the one before, over at most ``cfg.first_view_window_s``. A detector misses an
     object in some frames and reports it only once enough of it shows; the frames leading up to that sighting
     already showed it. Occlusion is not known here: the run stops at the first gap, so a view of the place from
     long before (another room, before the object was put there) does not count."""
-    t0 = node.first_seen_s
     if cfg.first_view_gap_s <= 0 or ego.K is None:
         return t0
     times = np.asarray(ego.times_s)
@@ -234,15 +243,17 @@ def first_view_s(ego: EgoTrack, node: ObjectNode, cfg: MeasureConfig) -> float:
 
 
 def appearance_order(ctx: QueryContext, cfg: MeasureConfig) -> Prediction:
-    """The asked categories ordered by when any node showing each (``category_nodes``) was first seen (``first_view_s``:
-    its first sighting; with ``cfg.first_view_gap_s`` back-dated over the views leading up to it); options (orders)
+    """The asked categories ordered by when any node showing each (``category_nodes``) first showed it
+    (``first_sighting_s``; with ``cfg.first_view_gap_s`` back-dated over the views leading up to it, ``first_view_s``);
+    options (orders)
     scored by their pairwise disagreements with it (``cfg.inversion_penalty`` log-units each); without options, the
     one seen first (or, ``Intent.sequence_end`` LAST, the one whose first sighting came last)."""
     first: dict[str, float] = {}
     for i, target in enumerate(ctx.intent.targets):
         nodes = category_nodes(ctx, i, cfg)
         if nodes:
-            first[target.key] = min(first_view_s(ctx.snapshot.ego, n, cfg) for n in nodes)
+            first[target.key] = min(first_view_s(ctx.snapshot.ego, n, first_sighting_s(n, target.key), cfg)
+                                    for n in nodes)
     if not first:
         return _none("none of the objects is in memory")
     order = sorted(first, key=first.get)

@@ -203,6 +203,20 @@ class ObjectRecord:
                     votes[name] = votes.get(name, 0.0) + w
         return votes
 
+    def label_first_seen_at(self, t_s: float, labels: list[str]) -> dict[str, float]:
+        """Per label: the time of its first observation <= t_s, own or of an object merged in by then (up to that
+        merge) - a label's first sighting survives merges, and a merged object's other labels do not date it."""
+        k = bisect_right(self.obs_t, t_s)
+        first: dict[int, float] = {}
+        for t, i in zip(self.obs_t[:k], self.obs_label[:k]):  # obs_t ascends: the first of each label stays
+            first.setdefault(i, t)
+        out = {labels[i]: t for i, t in first.items()}
+        for tm, other in self.merges:
+            if tm <= t_s:
+                for name, f in other.label_first_seen_at(tm, labels).items():
+                    out[name] = min(out.get(name, INF), f)
+        return out
+
     def keyframes_at(self, t_s: float) -> tuple[KeyframeRef, ...]:
         return tuple(k.ref for k in self.keyframes if k.added_s <= t_s < k.removed_s)
 

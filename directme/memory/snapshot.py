@@ -46,6 +46,7 @@ class ObjectNode:
     presence_p: float = 1.0  # probability that it is at its place, from sightings and views without it
     carried: bool = False  # with the wearer: seen close to the camera and moving with it (memory/ingest.py carry)
     measured_extent_m: Optional[np.ndarray] = None  # its size measured over its clear views (memory/extent.py) (3,)
+    label_first_seen_s: Mapping[str, float] = field(default_factory=dict)  # per label: its first sighting (merges kept)
 
 
 def record_index(node_id: object) -> int:

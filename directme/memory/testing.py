@@ -97,7 +97,8 @@ def snapshot_facts(snap) -> dict:
                         tuple((t, tuple(np.round(p, 9))) for t, p in o.position_history),
                         tuple(o.keyframes), tuple(np.round(o.extent_m, 9)), o.present, o.gone_since_s, o.place_id,
                         tuple(o.obs_times_s.tolist()), round(o.presence_p, 9),
-                        None if o.measured_extent_m is None else tuple(np.round(o.measured_extent_m, 9)))
+                        None if o.measured_extent_m is None else tuple(np.round(o.measured_extent_m, 9)),
+                        tuple(sorted(o.label_first_seen_s.items())))
     places = {pid: (p.tag, tuple(np.round(p.center_w, 9)), round(p.spread_m, 9), p.times_s, p.visits_s, p.n_frames)
               for pid, p in snap.places.items()}
     g = snap.graph
