@@ -8,10 +8,12 @@ silhouette and of a strided grid inside it takes the mean depth of the mask's co
 ``map.measure_erode_px``: its boundary band may show the background) in a ``map.measure_window_px`` window around
 it - depth noise that is independent from pixel to pixel shrinks by about the window's side, a smooth surface
 keeps its depth, and the silhouette keeps its place in the image. Views whose mask touches the image border
-(a cut-off object) count only when no other view is clear. The extent is the ``map.measure_quantile`` of the
-views' sizes per world axis: it grows as views show more of the object, and a few views spoiled by a wrong association or an occluder do not move it. A view is
-measured only when it can add something (``measure``): each object keeps a bounded set of views spread over kinds
-of view (direction and distance), so the cost per frame does not grow with the time an object is seen."""
+(a cut-off object) count only when no other view is clear. The extent is the weighted ``map.measure_quantile`` of
+the views' sizes per world axis, a view weighing by the object's size in pixels (``ExtentLog.weights``): it grows
+as views show more of the object, the many small views past an occluder do not outvote the few whole ones, and a
+few views spoiled by a wrong association do not move it. A view is measured only when it can add something
+(``measure``): each object keeps a bounded set of views spread over kinds of view (direction and distance), so the
+cost per frame does not grow with the time an object is seen."""
 from __future__ import annotations
 
 import math
