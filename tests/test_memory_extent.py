@@ -30,14 +30,14 @@ def _view(noise: float = 0.0, grow_px: int = 0, seed: int = 0):
 
 def test_a_view_measures_the_box_it_shows():
     depth, mask, T = _view()
-    size, clear = view_extent(mask, depth, K, T, CFG.map)
-    assert clear is True
+    size, clear, n_px = view_extent(mask, depth, K, T, CFG.map)
+    assert clear is True and n_px == np.count_nonzero(mask)
     assert np.all(np.abs(size - np.array(BOX.size_m)) < 0.05), size
 
 
 def test_a_view_resists_pixel_depth_noise_and_a_grown_mask():
     depth, mask, T = _view(noise=0.05, grow_px=2)
-    size, _ = view_extent(mask, depth, K, T, CFG.map)
+    size, _, _ = view_extent(mask, depth, K, T, CFG.map)
     raw = FrameLift.compute(depth, K, T, CFG.map).instance_points(mask)
     _, raw_size = trimmed_box(raw, CFG.map.position_trim)
     err, raw_err = np.abs(size - BOX.size_m), np.abs(raw_size - BOX.size_m)
@@ -51,9 +51,9 @@ def test_a_view_of_a_cut_off_object_is_not_clear():
     assert view_extent(idx == 0, depth, K, near, CFG.map)[1] is False
 
 
-def _add(log: ExtentLog, t: float, sizes, clear=True, key: int = 0) -> None:
+def _add(log: ExtentLog, t: float, sizes, clear=True, key: int = 0, px: int = 400) -> None:
     sizes = np.atleast_2d(sizes)
-    log.add(t, sizes, np.full(len(sizes), clear), np.full(len(sizes), key), CFG.map)
+    log.add(t, sizes, np.full(len(sizes), clear), np.full(len(sizes), key), np.full(len(sizes), px), CFG.map)
 
 
 def test_the_extent_grows_with_views_and_shrugs_off_a_few_stray_ones():
@@ -69,6 +69,23 @@ def test_the_extent_grows_with_views_and_shrugs_off_a_few_stray_ones():
     assert np.allclose(log.at(20.0), [0.6, 0.4, 0.8])
     _add(log, 21.0, [5.0, 5.0, 5.0], clear=False, key=31)  # cut off by the image border: not counted
     assert np.allclose(log.at(21.0), [0.6, 0.4, 0.8])
+
+
+def test_larger_views_weigh_more():
+    """Views showing the object at more pixels outweigh many small ones (slivers past an occluder, far views
+    whose mask is a few pixels off), yet a single large stray view does not decide."""
+    log = ExtentLog()
+    for k in range(12):  # small partial views
+        _add(log, float(k), [0.2, 0.1, 0.3], key=k, px=60)
+    for k in range(12, 15):  # whole views, close up
+        _add(log, float(k), [0.6, 0.4, 0.8], key=k, px=2500)
+    assert np.allclose(log.at(14.0), [0.6, 0.4, 0.8])
+    _add(log, 15.0, [3.0, 3.0, 3.0], key=15, px=3000)  # a wrong association, larger still
+    assert np.allclose(log.at(15.0), [0.6, 0.4, 0.8])
+    alike = CFG.replace(map__measure_px_power=0.0).map  # weighing alike: the many partial views win
+    log2 = ExtentLog()
+    log2.add(0.0, np.array(log.views), np.array(log.clear), np.array(log.keys), np.array(log.px), alike)
+    assert np.allclose(log2.at(0.0), [0.2, 0.1, 0.3])
 
 
 def test_the_kept_views_stay_bounded_and_spread_over_kinds_of_view():
@@ -108,5 +125,9 @@ def test_the_measured_extent_round_trips_and_older_saves_load(tmp_path):
     before_kinds = {k: v for k, v in arrays.items() if "size_key" not in k}  # a save from before the kept views
     for r in type(mem.objects).from_state(CFG, (meta, before_kinds), {}).records:
         assert r.sizes.keys == [-1] * len(r.sizes.views) and len(r.sizes.views) <= CFG.map.measure_max_views
+    before_px = {k: v for k, v in arrays.items() if "size_px" not in k}  # a save from before the pixel counts
+    for r, r2 in zip(mem.objects.records, type(mem.objects).from_state(CFG, (meta, before_px), {}).records):
+        assert r2.sizes.views == r.sizes.views and r2.sizes.px == [0] * len(r.sizes.views)
+        assert r2.sizes.weights(CFG.map) == [1.0] * len(r.sizes.views)  # they weigh alike
     node = nodes["cabinet"]
     assert np.array_equal(size_m(type(node)(**{**node.__dict__, "measured_extent_m": None})), node.extent_m)

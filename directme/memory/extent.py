@@ -8,10 +8,12 @@ silhouette and of a strided grid inside it takes the mean depth of the mask's co
 ``map.measure_erode_px``: its boundary band may show the background) in a ``map.measure_window_px`` window around
 it - depth noise that is independent from pixel to pixel shrinks by about the window's side, a smooth surface
 keeps its depth, and the silhouette keeps its place in the image. Views whose mask touches the image border
-(a cut-off object) count only when no other view is clear. The extent is the ``map.measure_quantile`` of the
-views' sizes per world axis: it grows as views show more of the object, and a few views spoiled by a wrong association or an occluder do not move it. A view is
-measured only when it can add something (``measure``): each object keeps a bounded set of views spread over kinds
-of view (direction and distance), so the cost per frame does not grow with the time an object is seen."""
+(a cut-off object) count only when no other view is clear. The extent is the weighted ``map.measure_quantile`` of
+the views' sizes per world axis, a view weighing by the object's size in pixels (``ExtentLog.weights``): it grows
+as views show more of the object, the many small views past an occluder do not outvote the few whole ones, and a
+few views spoiled by a wrong association do not move it. A view is measured only when it can add something
+(``measure``): each object keeps a bounded set of views spread over kinds of view (direction and distance), so the
+cost per frame does not grow with the time an object is seen."""
 from __future__ import annotations
 
 import math
@@ -76,10 +78,11 @@ def view_key(centre_w: np.ndarray, camera_w: np.ndarray, cfg: MapConfig) -> int:
 
 
 def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_cam: Pose, cfg: MapConfig,
-                bounds: Optional[tuple[int, int, int, int, bool]] = None) -> Optional[tuple[np.ndarray, bool]]:
-    """(world-axis size (3,), clear) of the object one view shows, or None when too little of it has depth;
-    ``clear``: its mask keeps ``map.measure_border_px`` off the image border (not cut off); ``bounds``: the
-    mask's (``mask_bounds``), when known."""
+                bounds: Optional[tuple[int, int, int, int, bool]] = None) -> Optional[tuple[np.ndarray, bool, int]]:
+    """(world-axis size (3,), clear, pixel count) of the object one view shows, or None when too little of it has
+    depth; ``clear``: its mask keeps ``map.measure_border_px`` off the image border (not cut off); the pixel
+    count: its mask's (the view's weight, ``ExtentLog.weights``); ``bounds``: the mask's (``mask_bounds``), when
+    known."""
     bounds = bounds or mask_bounds(mask, cfg.measure_border_px)
     if bounds is None:
         return None
@@ -105,15 +108,21 @@ def view_extent(mask: np.ndarray, depth_m: np.ndarray, K: Intrinsics, T_world_ca
         vs, us, z = vs[keep], us[keep], z[keep]
     cam = np.stack([(us + x0 - K.cx) / K.fx * z, (vs + y0 - K.cy) / K.fy * z, z], axis=1)
     pts = cam @ T_world_cam.R.T + T_world_cam.t
-    return trimmed_box(pts, cfg.measure_trim)[1], bool(clear)
+    return trimmed_box(pts, cfg.measure_trim)[1], bool(clear), int(np.count_nonzero(sil))
 
 
-def _quantile(views: list[tuple[float, float, float]], q: float) -> list[float]:
-    """Per axis, the ``q`` quantile of the views' sizes (linear interpolation, as numpy's default)."""
-    pos = q * (len(views) - 1)
-    i = int(pos)
-    j, f = min(i + 1, len(views) - 1), pos - i
-    return [(lambda s: s[i] + f * (s[j] - s[i]))(sorted(axis)) for axis in zip(*views)]
+def _quantile(views: list[tuple[float, float, float]], weights: list[float], q: float) -> list[float]:
+    """Per axis, the weighted ``q`` quantile of the views' sizes: the smallest size whose view and the smaller ones
+    hold at least ``q`` of the weight."""
+    total, out = sum(weights), []
+    for axis in zip(*views):
+        acc = 0.0
+        for value, w in sorted(zip(axis, weights)):
+            acc += w
+            if acc >= q * total:
+                break
+        out.append(value)
+    return out
 
 
 class ExtentLog:
@@ -122,7 +131,7 @@ class ExtentLog:
     one is measured only when it could join them (``wants``), so the cost stays bounded however long the object
     is seen."""
 
-    __slots__ = ("t", "est", "views", "clear", "keys", "tried_s")
+    __slots__ = ("t", "est", "views", "clear", "keys", "px", "tried_s")
 
     def __init__(self) -> None:
         self.t = array("d")  # time of each change of the kept views (a merged object's views: the merge)
@@ -130,6 +139,7 @@ class ExtentLog:
         self.views: list[tuple[float, float, float]] = []  # world-axis size of each kept view, oldest first
         self.clear: list[bool] = []  # the view was clear of the image border
         self.keys: list[int] = []  # its kind of view (view_key; -1: unknown, from an older save)
+        self.px: list[int] = []  # its mask's pixel count (0: unknown, from an older save)
         self.tried_s = -math.inf  # when a view was last measured (also one with too little depth; saved)
 
     def __len__(self) -> int:
@@ -145,57 +155,71 @@ class ExtentLog:
         n = self.keys.count(key)
         return n + 1 < max(self.keys.count(k) for k in set(self.keys))
 
-    def _join(self, size: np.ndarray, clear: bool, key: int, cfg: MapConfig) -> bool:
+    def _join(self, size: np.ndarray, clear: bool, key: int, px: int, cfg: MapConfig) -> bool:
         if not self.wants(key, clear, cfg):
             return False
         if clear and not all(self.clear):  # cut-off views count only while no view is clear
-            self.views, self.clear, self.keys = [], [], []
+            self.views, self.clear, self.keys, self.px = [], [], [], []
         while len(self.views) >= cfg.measure_max_views:  # the oldest view of the most frequent kind makes room
             counts = {k: self.keys.count(k) for k in self.keys}
             i = self.keys.index(max(counts, key=counts.__getitem__))
-            del self.views[i], self.clear[i], self.keys[i]
+            del self.views[i], self.clear[i], self.keys[i], self.px[i]
         self.views.append(tuple(float(x) for x in size))
         self.clear.append(bool(clear))
         self.keys.append(int(key))
+        self.px.append(int(px))
         return True
 
-    def add(self, t_s: float, sizes: np.ndarray, clear: np.ndarray, keys: np.ndarray, cfg: MapConfig) -> None:
-        """Views at ``t_s``: (n, 3) sizes, their clear flags and kinds; those that join change the extent."""
-        joined = [self._join(s, bool(c), int(k), cfg) for s, c, k in
-                  zip(np.asarray(sizes, np.float64).reshape(-1, 3), np.ravel(clear), np.ravel(keys))]
+    def weights(self, cfg: MapConfig) -> list[float]:
+        """Each kept view's weight in the extent: its mask's pixel count to the ``map.measure_px_power`` (0.5:
+        the object's size in pixels, to which a mask's boundary error of a pixel or two is the smaller share);
+        all alike while a view's count is unknown (kept from an older save)."""
+        if not all(self.px):
+            return [1.0] * len(self.px)
+        return [float(n) ** cfg.measure_px_power for n in self.px]
+
+    def add(self, t_s: float, sizes: np.ndarray, clear: np.ndarray, keys: np.ndarray, px: np.ndarray,
+            cfg: MapConfig) -> None:
+        """Views at ``t_s``: (n, 3) sizes, their clear flags, kinds and mask pixel counts; those that join change
+        the extent."""
+        joined = [self._join(s, bool(c), int(k), int(n), cfg) for s, c, k, n in
+                  zip(np.asarray(sizes, np.float64).reshape(-1, 3), np.ravel(clear), np.ravel(keys), np.ravel(px))]
         if any(joined):
             self.t.append(t_s)
-            self.est.extend(_quantile(self.views, cfg.measure_quantile))
+            self.est.extend(_quantile(self.views, self.weights(cfg), cfg.measure_quantile))
 
     def at(self, t_s: float) -> Optional[np.ndarray]:
         """The measured extent (3,) from the views up to ``t_s`` (None before any)."""
         k = bisect_right(self.t, t_s)
         return None if k == 0 else np.asarray(self.est[3 * k - 3: 3 * k], dtype=np.float64)
 
-    def kept(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The kept views: (n, 3) sizes, clear flags, kinds."""
+    def kept(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The kept views: (n, 3) sizes, clear flags, kinds, mask pixel counts."""
         return (np.asarray(self.views, np.float64).reshape(-1, 3), np.asarray(self.clear, bool),
-                np.asarray(self.keys, np.int64))
+                np.asarray(self.keys, np.int64), np.asarray(self.px, np.int64))
 
     def columns(self) -> dict[str, np.ndarray]:
         return {"size_t": np.array(self.t, np.float64), "size_est": np.array(self.est, np.float32).reshape(-1, 3),
                 "size_v": np.asarray(self.views, np.float64).reshape(-1, 3),  # as held: appending after a load matches
                 "size_clear": np.asarray(self.clear, np.int8), "size_key": np.asarray(self.keys, np.int16),
+                "size_px": np.asarray(self.px, np.int32),
                 "size_tried": np.array([self.tried_s] if math.isfinite(self.tried_s) else [], np.float64)}
 
     @staticmethod
     def from_columns(c: dict[str, np.ndarray]) -> "ExtentLog":
         """Saves from before the measured extent have none; those from before the kept views keep every view
-        (without a kind), and the clear ones only where any is."""
+        (without a kind), and the clear ones only where any is; those from before the pixel counts keep their
+        views without one (they weigh alike)."""
         log = ExtentLog()
         if "size_t" in c:
             log.t = array("d", np.asarray(c["size_t"], np.float64).tolist())
             log.est = array("f", np.asarray(c["size_est"], np.float32).ravel().tolist())
             clear = np.asarray(c["size_clear"], bool)
             keys = np.asarray(c["size_key"], np.int64) if "size_key" in c else np.full(len(clear), -1)
+            px = np.asarray(c["size_px"], np.int64) if "size_px" in c else np.zeros(len(clear), np.int64)
             keep = clear if clear.any() else np.ones(len(clear), bool)
             log.views = [tuple(map(float, v)) for v in np.asarray(c["size_v"], np.float64).reshape(-1, 3)[keep]]
-            log.clear, log.keys = clear[keep].tolist(), keys[keep].tolist()
+            log.clear, log.keys, log.px = clear[keep].tolist(), keys[keep].tolist(), px[keep].tolist()
             tried = np.asarray(c.get("size_tried", ()), np.float64)  # saves from before it: the last change
             log.tried_s = float(tried[0]) if len(tried) else log.t[-1] if len(log.t) else -math.inf
         return log
@@ -217,4 +241,4 @@ def measure(log: ExtentLog, t_s: float, mask: np.ndarray, depth_m: np.ndarray, K
     log.tried_s = t_s
     got = view_extent(mask, depth_m, K, T_world_cam, cfg, bounds)
     if got is not None:
-        log.add(t_s, got[0][None], np.array([got[1]]), np.array([key]), cfg)
+        log.add(t_s, got[0][None], np.array([got[1]]), np.array([key]), np.array([got[2]]), cfg)

@@ -259,8 +259,8 @@ class ObjectStore:
             store.label_id(lab)
         names = sorted({k.split("/")[1] for k in arrays if k.startswith("obj/")})
         sizes = ("size_t", "size_v", "size_clear", "size_est")  # the measured extent (memory/extent.py) ...
-        # belief, carry and the measured extent are newer than some saves (size_key, size_tried newer still)
-        optional = ("embedding", "pres_t", "pres_l", "carry_t", "size_key", "size_tried", *sizes)
+        # belief, carry and the measured extent are newer than some saves (size_key, size_tried, size_px newer still)
+        optional = ("embedding", "pres_t", "pres_l", "carry_t", "size_key", "size_tried", "size_px", *sizes)
         missing = [n for n in ObjectRecord(0).columns() if n not in names and n not in optional]
         if any(n in names for n in sizes):
             missing += [n for n in sizes if n not in names]
@@ -361,6 +361,8 @@ def _check_columns(arrays: dict[str, np.ndarray], n: int, n_labels: int, ego_t: 
         col("size_clear", "size_v", kind="i", lo=0, hi=2)
         if "obj/size_key/len" in arrays:
             col("size_key", "size_v", kind="i")
+        if "obj/size_px/len" in arrays:
+            col("size_px", "size_v", kind="i", lo=0)
         if "obj/size_tried/len" in arrays:
             _, tried_lens = col("size_tried", finite=True)
             if len(tried_lens) and tried_lens.max() > 1:
