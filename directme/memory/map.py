@@ -51,12 +51,14 @@ def frac_in(keys: np.ndarray, sorted_ref: np.ndarray) -> float:
 
 @dataclass
 class FrameLift:
-    """World points of one frame's strided pixel grid (computed once, indexed per instance)."""
+    """One frame's strided pixel grid, ready to lift (each instance's pixels are lifted when it asks for them)."""
 
-    points_w: np.ndarray  # (h, w, 3) float64, NaN where depth is invalid
     depth: np.ndarray  # (h, w) strided depth, NaN where invalid
     valid: np.ndarray  # (h, w) bool
     stride: int
+    ray_x: np.ndarray  # (w,) (u - cx) / fx of the strided columns: camera x per metre of depth
+    ray_y: np.ndarray  # (h,) (v - cy) / fy of the strided rows
+    T_world_cam: Pose
     eye_w: np.ndarray  # camera centre
     full: tuple  # (depth_m, intrinsics, T_world_cam, max_depth_m) for small masks at full resolution
     cfg: MapConfig  # the settings (``map.pixel_stride``, ``map.max_depth_m``, the inlier and back-side ones)
@@ -66,15 +68,20 @@ class FrameLift:
         stride, max_depth_m = cfg.pixel_stride, cfg.max_depth_m
         d = depth_m[::stride, ::stride].astype(np.float64)
         valid = np.isfinite(d) & (d > 0) & (d <= max_depth_m)
-        vs = np.arange(0, depth_m.shape[0], stride, dtype=np.float64)[:, None]
-        us = np.arange(0, depth_m.shape[1], stride, dtype=np.float64)[None, :]
-        z = np.where(valid, d, np.nan)
-        cam = np.empty(z.shape + (3,))  # np.stack of x, y, z along the last axis, written in place
-        np.multiply((us - K.cx) / K.fx, z, out=cam[..., 0])
-        np.multiply((vs - K.cy) / K.fy, z, out=cam[..., 1])
-        cam[..., 2] = z
-        return FrameLift(cam @ T_world_cam.R.T + T_world_cam.t, z, valid, stride, T_world_cam.t.copy(),
-                         (depth_m, K, T_world_cam, max_depth_m), cfg)
+        vs = np.arange(0, depth_m.shape[0], stride, dtype=np.float64)
+        us = np.arange(0, depth_m.shape[1], stride, dtype=np.float64)
+        return FrameLift(np.where(valid, d, np.nan), valid, stride, (us - K.cx) / K.fx, (vs - K.cy) / K.fy,
+                         T_world_cam, T_world_cam.t.copy(), (depth_m, K, T_world_cam, max_depth_m), cfg)
+
+    def points_at(self, inside: np.ndarray) -> np.ndarray:
+        """World points of the strided pixels ``inside`` (valid ones), in row-major order."""
+        rows, cols = np.nonzero(inside)
+        z = self.depth[rows, cols]
+        cam = np.empty((len(z), 3))
+        np.multiply(self.ray_x[cols], z, out=cam[:, 0])
+        np.multiply(self.ray_y[rows], z, out=cam[:, 1])
+        cam[:, 2] = z
+        return cam @ self.T_world_cam.R.T + self.T_world_cam.t
 
     def dense_points(self, mask: np.ndarray) -> np.ndarray:
         """All valid pixels of a (small) mask, lifted at full resolution."""
@@ -104,7 +111,7 @@ class FrameLift:
         if np.count_nonzero(inside) < c.dense_below_px and self.stride > 1:
             return self.dense_points(mask)
         inside &= depth_inliers(self.depth, inside, c)
-        pts = self.points_w[inside]
+        pts = self.points_at(inside)
         if up_w is None or not len(pts):  # no valid depth under the mask: nothing to lift
             return pts
         view = np.add.reduce(pts, axis=0) / len(pts) - self.eye_w  # pts.mean(axis=0), without its overhead
