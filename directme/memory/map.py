@@ -13,13 +13,15 @@ from .sections import MapConfig
 _BITS = 21
 _OFF = 1 << (_BITS - 1)
 _MASK = (1 << _BITS) - 1
+_PACK = np.array([1 << (2 * _BITS), 1 << _BITS, 1], dtype=np.int64)
 
 
 def voxel_keys(points_w: np.ndarray, voxel_m: float) -> np.ndarray:
     """Pack the integer voxel coordinates of (N, 3) points into int64 keys (+-52 km at 5 cm)."""
-    ijk = np.floor(points_w / voxel_m).astype(np.int64) + _OFF
+    ijk = np.floor(points_w / voxel_m).astype(np.int64)
+    ijk += _OFF
     np.minimum(np.maximum(ijk, 0, out=ijk), _MASK, out=ijk)  # np.clip, without its wrapper's cost
-    return (ijk[:, 0] << (2 * _BITS)) | (ijk[:, 1] << _BITS) | ijk[:, 2]
+    return ijk @ _PACK  # the three fields do not overlap: the sum of the shifted values is their bitwise or
 
 
 def coarse_keys(keys: np.ndarray, factor: int = 2) -> np.ndarray:
@@ -73,10 +75,8 @@ class FrameLift:
         return FrameLift(np.where(valid, d, np.nan), valid, stride, (us - K.cx) / K.fx, (vs - K.cy) / K.fy,
                          T_world_cam, T_world_cam.t.copy(), (depth_m, K, T_world_cam, max_depth_m), cfg)
 
-    def points_at(self, inside: np.ndarray) -> np.ndarray:
-        """World points of the strided pixels ``inside`` (valid ones), in row-major order."""
-        rows, cols = np.nonzero(inside)
-        z = self.depth[rows, cols]
+    def points_at(self, rows: np.ndarray, cols: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """World points of the strided pixels at ``rows``, ``cols`` with depth ``z``."""
         cam = np.empty((len(z), 3))
         np.multiply(self.ray_x[cols], z, out=cam[:, 0])
         np.multiply(self.ray_y[rows], z, out=cam[:, 1])
@@ -107,11 +107,13 @@ class FrameLift:
         """
         c = self.cfg
         m = mask[:: self.stride, :: self.stride]
-        inside = m & self.valid
-        if np.count_nonzero(inside) < c.dense_below_px and self.stride > 1:
+        rows, cols = np.nonzero(m & self.valid)  # row-major, as boolean indexing reads them
+        if len(rows) < c.dense_below_px and self.stride > 1:
             return self.dense_points(mask)
-        inside &= depth_inliers(self.depth, inside, c)
-        pts = self.points_at(inside)
+        z = self.depth[rows, cols]
+        keep = _inliers(z, c)
+        rows, cols, z = rows[keep], cols[keep], z[keep]
+        pts = self.points_at(rows, cols, z)
         if up_w is None or not len(pts):  # no valid depth under the mask: nothing to lift
             return pts
         view = np.add.reduce(pts, axis=0) / len(pts) - self.eye_w  # pts.mean(axis=0), without its overhead
@@ -135,7 +137,7 @@ class FrameLift:
         ring = self.depth[grown & ~m & self.valid]
         if len(ring) < c.back_min_ring_px:
             return pts
-        gap = float(np.percentile(ring, 100 * c.back_ring_quantile)) - median(self.depth[inside])
+        gap = float(np.percentile(ring, 100 * c.back_ring_quantile)) - median(z)
         if gap < c.back_free_widths * width:
             return pts
         return np.concatenate([pts, pts + (width - depth) * fwd])
@@ -148,12 +150,6 @@ def _inliers(z: np.ndarray, cfg: MapConfig) -> np.ndarray:
     med = median(z)
     mad = median(np.abs(z - med))
     return np.abs(z - med) <= max(cfg.inlier_sigmas * 1.4826 * mad, cfg.inlier_min_rel * med)
-
-
-def depth_inliers(depth: np.ndarray, inside: np.ndarray, cfg: MapConfig) -> np.ndarray:
-    out = np.zeros_like(inside)
-    out[inside] = _inliers(depth[inside], cfg)
-    return out
 
 
 def trimmed_box(points: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray]:
@@ -187,8 +183,13 @@ class VoxelSet:
     @staticmethod
     def from_points(points_w: np.ndarray, voxel_m: float) -> "VoxelSet":
         keys = voxel_keys(points_w, voxel_m)
-        uk, first = np.unique(keys, return_index=True)
-        return VoxelSet(uk, points_w[first].astype(np.float32), np.ones(len(uk), np.int32))
+        order = keys.argsort(kind="stable")  # np.unique(keys, return_index=True), as it computes it
+        sk = keys[order]
+        new = np.empty(len(sk), dtype=bool)
+        new[:1] = True
+        np.not_equal(sk[1:], sk[:-1], out=new[1:])
+        first = order[new]
+        return VoxelSet(sk[new], points_w[first].astype(np.float32), np.ones(len(first), np.int32))
 
     def add(self, other: "VoxelSet", cap: int) -> bool:
         """Union with ``other`` (capped at ``cap`` voxels); returns whether the set of voxels changed."""
