@@ -153,7 +153,8 @@ def _inliers(z: np.ndarray, cfg: MapConfig) -> np.ndarray:
 
 
 def trimmed_box(points: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray]:
-    """(centre, size) of the box spanned by the [trim, 1 - trim] quantiles of each axis."""
+    """(centre, size) of the box spanned by the [trim, 1 - trim] quantiles of each axis, in float64 (float32
+    points are ranked as they are and only the two quantiles widened: the values of widening them all first)."""
     n = len(points)
     k = int(trim * (n - 1))
     if k == 0:
@@ -161,6 +162,7 @@ def trimmed_box(points: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray
     else:
         part = np.partition(points, [k, n - 1 - k], axis=0)
         lo, hi = part[k], part[n - 1 - k]
+    lo, hi = lo.astype(np.float64, copy=False), hi.astype(np.float64, copy=False)
     return (lo + hi) / 2.0, hi - lo
 
 
