@@ -155,7 +155,7 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         rec = objs.new_record()
         rec.placements_s.append(t)
     rec.add_observation(t, frame_pos, o.label_id, o.inst.score)
-    n_obs = len(rec.obs_t)
+    n_obs = len(rec.obs_t)  # the colours of an object seen a few times change little: every few sightings suffice
     if not m.far and (n_obs <= cfg.gone.colour_min_sightings or n_obs % cfg.gone.colour_every == 0):
         update_colour(rec, fp.frame.rgb, o.inst.mask, cfg.gone)
     if o.embedding is not None:
@@ -169,14 +169,10 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
     else:
         rec.pending, rec.pending_voxels = [], VoxelSet()
         _measure(rec, o, fp, cfg)
-        # an object seen more than confirm_obs times, at rest, is carved (association.carve_every) and its place and
-        # size recomputed from the points added since (map.reshape_every) at every few sightings only; one moving in
-        # view or seen beside its box is carved at each
-        young = n_obs <= cfg.association.confirm_obs
-        carved = (young or m.beside or rec.moving or n_obs % cfg.association.carve_every == 0) and carve(rec, o, fp, objs)
+        carved = carve(rec, o, fp, objs)
         # a view beside the node adds its points only once the old place is seen through (then it is where it is)
         added = (carved or not m.beside) and rec.voxels.add(o.voxels, cfg.map.max_voxels_per_object)
-        grew = carved or (added if young else n_obs % cfg.map.reshape_every == 0 and len(rec.voxels) > 0)
+        grew = added or carved
         if not rec.states:
             rec.set_state(t, first_seen_s=t)
         if grew:

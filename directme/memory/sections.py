@@ -47,7 +47,6 @@ class MapConfig:
     max_voxels_per_object: int = 2048  # cap on each object's voxel set (the farthest-from-centre are dropped)
     pixel_stride: int = 4  # back-project every n-th pixel of each mask (rows and columns)
     min_points: int = 3  # instances with fewer valid lifted points are skipped
-    reshape_every: int = 2  # an object seen more than association.confirm_obs times recomputes its place and size from new points at every this-many-th sighting (carved ones: each; 1: each)
     max_depth_m: float = 20.0  # lifted points farther than this are ignored
     position_trim: float = 0.02  # position = centre of the [trim, 1 - trim] quantile box of the voxels
     obs_trim: float = 0.1  # the same for one observation's points (used to associate it)
@@ -77,7 +76,7 @@ class MapConfig:
     def __post_init__(self) -> None:
         _check(self, positive=("voxel_m", "max_depth_m", "min_cam_depth_m", "inlier_sigmas", "back_min_width_m",
                                "back_free_widths"),
-               at_least_one=("pixel_stride", "max_voxels_per_object", "min_points", "reshape_every", "max_instances_per_frame",
+               at_least_one=("pixel_stride", "max_voxels_per_object", "min_points", "max_instances_per_frame",
                              "dense_below_px", "inlier_min_px", "back_ring_px", "back_min_ring_px",
                              "measure_window_px", "measure_max_views"),
                unit=("back_ring_quantile", "measure_quantile", "measure_dir_split"),
@@ -117,7 +116,6 @@ class AssociationConfig:
     ambiguous_m: float = 0.3  # two neighbours this close to equally near: which one a stray node was is unknown
     carve_min_frac: float = 0.5  # carving needs at least this share of the node's voxels in view seen through
     carve_min_points: int = 3  # ... and at least this many of them
-    carve_every: int = 2  # an object seen more than confirm_obs times is carved at every this-many-th sighting (each one while it moves in view or is seen beside its box; 1: each)
     carry_max_depth_m: float = 0.7  # carried: seen this close in front of the camera (then no far view alone moves it) ...
     carry_cam_tol_m: float = 0.15  # ... at about the same place in the camera frame as at its last sighting ...
     carry_min_move_m: float = 0.3  # ... while it moved this far in the world (it moves with the wearer) ...
@@ -129,7 +127,7 @@ class AssociationConfig:
         _check(self, positive=("match_radius_m", "reentry_radius_m", "max_reentry_m", "track_jump_m", "recent_s",
                                "search_min_m", "mismatch_size_ratio", "ambiguous_m", "carry_max_depth_m",
                                "carry_cam_tol_m", "carry_min_move_m", "carry_window_s"),
-               at_least_one=("move_confirm", "confirm_obs", "carve_min_points", "carve_every"),
+               at_least_one=("move_confirm", "confirm_obs", "carve_min_points"),
                unit=("overlap_min", "label_share_min", "carve_min_frac", "tight_extent_frac"),
                non_negative=("drift_per_m", "strong_score", "track_bonus", "semantic_weight", "embed_veto_margin",
                              "stand_in_merge", "link_window_s"))
