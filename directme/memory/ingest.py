@@ -11,7 +11,7 @@ from ..errors import InvalidInputError
 from ..geometry import mask_box, vector_norm
 from ..types import FramePerception
 from .config import MemoryConfig
-from .appearance import update_colour
+from .appearance import takes_colour, update_colour
 from .association import Match, Obs, co_observed, match_frame, tentative
 from .keyframes import consider_keyframe, visibility_score
 from .extent import measure
@@ -155,8 +155,7 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         rec = objs.new_record()
         rec.placements_s.append(t)
     rec.add_observation(t, frame_pos, o.label_id, o.inst.score)
-    n_obs = len(rec.obs_t)  # the colours of an object seen a few times change little: every few sightings suffice
-    if not m.far and (n_obs <= cfg.gone.colour_min_sightings or n_obs % cfg.gone.colour_every == 0):
+    if not m.far and takes_colour(len(rec.obs_t), cfg.gone):
         update_colour(rec, fp.frame.rgb, o.inst.mask, cfg.gone)
     if o.embedding is not None:
         e = o.embedding if rec.embedding is None else rec.embedding + o.embedding
