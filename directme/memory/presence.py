@@ -150,6 +150,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         return []
     K, T = f.intrinsics, f.T_world_cam
     c_cam, z_c, size_px, in_view = in_view_of(objs, idx, f)
+    centres = objs.live_pos[idx]  # each record's position, mirrored in the live columns (a copy)
     views: list[tuple[ObjectRecord, int, np.ndarray, float, float]] = []  # (record, n points, centre, size px, depth)
     parts = []
     for j in np.flatnonzero(in_view).tolist():
@@ -157,7 +158,7 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         pts = rec.voxels.pts[:: max(1, len(rec.voxels) // gcfg.view_points)]
         if not len(pts):
             continue
-        position, size_j, z_j = rec.position, float(size_px[j]), float(z_c[j])
+        position, size_j, z_j = centres[j], float(size_px[j]), float(z_c[j])
         D = since_seen(rec) if since_seen is not None else None
         if D is not None:
             pts = pts @ D[:3, :3].T + D[:3, 3]
