@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 
 from directme.errors import InvalidInputError
-from directme.memory.appearance import colour_histogram, still_shows, takes_colour, update_colour
+from directme.memory import SpatialMemory, ingest
+from directme.memory.appearance import (
+    colour_histogram,
+    still_shows,
+    takes_colour,
+    update_colour,
+)
 from directme.memory.config import GoneConfig
 from directme.memory.objects import ObjectRecord
+from directme.sim import OraclePerception, generate_episode
 
 CFG = GoneConfig()
 RED, DARK_RED, GREY, BLUE = (200, 30, 30), (110, 15, 15), (128, 128, 128), (30, 40, 200)
@@ -86,10 +93,6 @@ def test_colours_take_the_first_sightings_then_every_few():
 
 
 def test_the_update_folds_colours_only_from_the_sightings_that_take_them(monkeypatch):
-    import directme.memory.ingest as ingest
-    from directme.memory import SpatialMemory
-    from directme.sim import OraclePerception, generate_episode
-
     taken = []
     real = ingest.update_colour
 
