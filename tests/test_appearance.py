@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 
 from directme.errors import InvalidInputError
-from directme.memory.appearance import colour_histogram, still_shows, update_colour
+from directme.memory import SpatialMemory, ingest
+from directme.memory.appearance import (
+    colour_histogram,
+    still_shows,
+    takes_colour,
+    update_colour,
+)
 from directme.memory.config import GoneConfig
 from directme.memory.objects import ObjectRecord
+from directme.sim import OraclePerception, generate_episode
 
 CFG = GoneConfig()
 RED, DARK_RED, GREY, BLUE = (200, 30, 30), (110, 15, 15), (128, 128, 128), (30, 40, 200)
@@ -73,7 +80,31 @@ def test_colours_survive_save_and_restore():
 
 
 @pytest.mark.parametrize("bad", [{"colour_levels": 1}, {"colour_core_shrink": 0.5}, {"colour_margin": 1.5},
-                                 {"colour_min_sightings": 0}, {"colour_max_pixels": 0}])
+                                 {"colour_min_sightings": 0}, {"colour_max_pixels": 0}, {"colour_every": 0}])
 def test_config_checks_the_colour_fields(bad):
     with pytest.raises(InvalidInputError):
         GoneConfig(**bad)
+
+
+def test_colours_take_the_first_sightings_then_every_few():
+    cfg = GoneConfig(colour_min_sightings=2, colour_every=3)
+    assert [n for n in range(1, 13) if takes_colour(n, cfg)] == [1, 2, 3, 6, 9, 12]
+    assert all(takes_colour(n, GoneConfig(colour_every=1)) for n in range(1, 20))
+
+
+def test_the_update_folds_colours_only_from_the_sightings_that_take_them(monkeypatch):
+    taken = []
+    real = ingest.update_colour
+
+    def spy(rec, rgb, mask, cfg):
+        taken.append(len(rec.obs_t))
+        real(rec, rgb, mask, cfg)
+
+    monkeypatch.setattr(ingest, "update_colour", spy)
+    ep = generate_episode(seed=0, minutes=0.5)
+    oracle = OraclePerception(ep, noise="none", seed=0)
+    mem = SpatialMemory()
+    mem.update_many(oracle.perceive(f) for f in ep.frames())
+    assert taken and all(takes_colour(n, mem.cfg.gone) for n in taken)
+    assert max(len(r.obs_t) for r in mem.objects.records) > CFG.colour_every + CFG.colour_min_sightings
+    assert len(taken) < sum(len(r.obs_t) for r in mem.objects.records)  # sightings were left out

@@ -52,6 +52,13 @@ def colour_histogram(pixels_rgb: np.ndarray, levels: int) -> Optional[np.ndarray
     return h / np.add.reduce(h)
 
 
+def takes_colour(n_sightings: int, cfg: GoneConfig) -> bool:
+    """Whether an object's ``n_sightings``-th sighting updates its colours: each of the first
+    ``colour_min_sightings`` (the colours still_shows needs), then every ``colour_every``-th (an object's colours
+    change little from one sighting to the next)."""
+    return n_sightings <= cfg.colour_min_sightings or n_sightings % cfg.colour_every == 0
+
+
 def update_colour(rec: ObjectRecord, rgb: Optional[np.ndarray], mask: np.ndarray, cfg: GoneConfig) -> None:
     """Fold this sighting's mask pixels (at most ``colour_max_pixels``, evenly spread) into the object's colours."""
     if rgb is None or rgb.ndim != 3 or rgb.shape[:2] != mask.shape:

@@ -20,6 +20,7 @@ class GridIndex:
         self.cell_m = float(cell_m)
         self.cells: dict[tuple[int, int], set[int]] = {}
         self.cell_of: dict[int, tuple[int, int]] = {}
+        self._sorted: dict[tuple[int, int], np.ndarray] = {}  # cell -> its members ascending (built when read)
         self.max_half_size_m = 0.0  # largest half size ever placed: a search reaches this much farther
 
     def place(self, index: int, centre_w: np.ndarray, size_m: float) -> None:
@@ -32,9 +33,11 @@ class GridIndex:
             if old is not None:
                 self.cells[old].discard(index)
                 del self.cell_of[index]
+                self._sorted.pop(old, None)
             if cell is not None:
                 self.cells.setdefault(cell, set()).add(index)
                 self.cell_of[index] = cell
+                self._sorted.pop(cell, None)
         if math.isfinite(size_m):
             self.max_half_size_m = max(self.max_half_size_m, 0.5 * float(size_m))
 
@@ -47,8 +50,18 @@ class GridIndex:
         x0, x1 = math.floor((p_w[0] - reach) / self.cell_m), math.floor((p_w[0] + reach) / self.cell_m)
         y0, y1 = math.floor((p_w[1] - reach) / self.cell_m), math.floor((p_w[1] + reach) / self.cell_m)
         if (x1 - x0 + 1) * (y1 - y0 + 1) > len(self.cells):  # a search wider than the mapped cells
-            found = [c for c in self.cells.items() if x0 <= c[0][0] <= x1 and y0 <= c[0][1] <= y1]
-            out = [i for _, members in found for i in members]
+            found = [c for c in self.cells if x0 <= c[0] <= x1 and y0 <= c[1] <= y1]
         else:
-            out = [i for cx in range(x0, x1 + 1) for cy in range(y0, y1 + 1) for i in self.cells.get((cx, cy), ())]
-        return np.sort(np.fromiter(out, np.int64, len(out)))
+            found = [(cx, cy) for cx in range(x0, x1 + 1) for cy in range(y0, y1 + 1) if (cx, cy) in self.cells]
+        parts = [self._members(c) for c in found]
+        if len(parts) == 1:
+            return parts[0].copy()
+        return np.sort(np.concatenate(parts)) if parts else np.empty(0, np.int64)
+
+    def _members(self, cell: tuple[int, int]) -> np.ndarray:
+        """The record indices of ``cell``, ascending (kept until its members change)."""
+        a = self._sorted.get(cell)
+        if a is None:
+            members = self.cells[cell]
+            a = self._sorted[cell] = np.sort(np.fromiter(members, np.int64, len(members)))
+        return a

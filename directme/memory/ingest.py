@@ -11,7 +11,7 @@ from ..errors import InvalidInputError
 from ..geometry import mask_box, vector_norm
 from ..types import FramePerception
 from .config import MemoryConfig
-from .appearance import update_colour
+from .appearance import takes_colour, update_colour
 from .association import Match, Obs, co_observed, match_frame, tentative
 from .keyframes import consider_keyframe, visibility_score
 from .extent import measure
@@ -129,9 +129,16 @@ def ingest_frame(objs: ObjectStore, step: FrameStep) -> None:
     update_seen(seen, objs, t)
     seen_here = [(m.obs.label_id, m.obs.centre_w, objs.tracked(m.obs.inst.track_id).index) for m in matches]
     stand_ins: list[tuple[ObjectRecord, int]] = []
+    moved_since: dict[float, Optional[np.ndarray]] = {}  # last sighting time -> pose.since_seen (one per frame)
+
+    def since_seen(rec: ObjectRecord) -> Optional[np.ndarray]:
+        s = rec.last_seen_s
+        if s not in moved_since:
+            moved_since[s] = pose.since_seen(s, t)
+        return moved_since[s]
+
     settle_gone(views_without(fp, seen, objs, seen_here, walked, stand_ins,
-                              lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position, up),
-                              lambda rec: pose.since_seen(rec.last_seen_s, t)),
+                              lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position, up), since_seen),
                 objs, t)
     fold_stand_ins(stand_ins, objs, t)
 
@@ -155,7 +162,7 @@ def apply_match(m: Match, fp: FramePerception, frame_pos: int, objs: ObjectStore
         rec = objs.new_record()
         rec.placements_s.append(t)
     rec.add_observation(t, frame_pos, o.label_id, o.inst.score)
-    if not m.far:
+    if not m.far and takes_colour(len(rec.obs_t), cfg.gone):
         update_colour(rec, fp.frame.rgb, o.inst.mask, cfg.gone)
     if o.embedding is not None:
         e = o.embedding if rec.embedding is None else rec.embedding + o.embedding

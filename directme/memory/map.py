@@ -13,13 +13,15 @@ from .sections import MapConfig
 _BITS = 21
 _OFF = 1 << (_BITS - 1)
 _MASK = (1 << _BITS) - 1
+_PACK = np.array([1 << (2 * _BITS), 1 << _BITS, 1], dtype=np.int64)
 
 
 def voxel_keys(points_w: np.ndarray, voxel_m: float) -> np.ndarray:
     """Pack the integer voxel coordinates of (N, 3) points into int64 keys (+-52 km at 5 cm)."""
-    ijk = np.floor(points_w / voxel_m).astype(np.int64) + _OFF
+    ijk = np.floor(points_w / voxel_m).astype(np.int64)
+    ijk += _OFF
     np.minimum(np.maximum(ijk, 0, out=ijk), _MASK, out=ijk)  # np.clip, without its wrapper's cost
-    return (ijk[:, 0] << (2 * _BITS)) | (ijk[:, 1] << _BITS) | ijk[:, 2]
+    return ijk @ _PACK  # the three fields do not overlap: the sum of the shifted values is their bitwise or
 
 
 def coarse_keys(keys: np.ndarray, factor: int = 2) -> np.ndarray:
@@ -51,12 +53,14 @@ def frac_in(keys: np.ndarray, sorted_ref: np.ndarray) -> float:
 
 @dataclass
 class FrameLift:
-    """World points of one frame's strided pixel grid (computed once, indexed per instance)."""
+    """One frame's strided pixel grid, ready to lift (each instance's pixels are lifted when it asks for them)."""
 
-    points_w: np.ndarray  # (h, w, 3) float64, NaN where depth is invalid
     depth: np.ndarray  # (h, w) strided depth, NaN where invalid
     valid: np.ndarray  # (h, w) bool
     stride: int
+    ray_x: np.ndarray  # (w,) (u - cx) / fx of the strided columns: camera x per metre of depth
+    ray_y: np.ndarray  # (h,) (v - cy) / fy of the strided rows
+    T_world_cam: Pose
     eye_w: np.ndarray  # camera centre
     full: tuple  # (depth_m, intrinsics, T_world_cam, max_depth_m) for small masks at full resolution
     cfg: MapConfig  # the settings (``map.pixel_stride``, ``map.max_depth_m``, the inlier and back-side ones)
@@ -66,15 +70,18 @@ class FrameLift:
         stride, max_depth_m = cfg.pixel_stride, cfg.max_depth_m
         d = depth_m[::stride, ::stride].astype(np.float64)
         valid = np.isfinite(d) & (d > 0) & (d <= max_depth_m)
-        vs = np.arange(0, depth_m.shape[0], stride, dtype=np.float64)[:, None]
-        us = np.arange(0, depth_m.shape[1], stride, dtype=np.float64)[None, :]
-        z = np.where(valid, d, np.nan)
-        cam = np.empty(z.shape + (3,))  # np.stack of x, y, z along the last axis, written in place
-        np.multiply((us - K.cx) / K.fx, z, out=cam[..., 0])
-        np.multiply((vs - K.cy) / K.fy, z, out=cam[..., 1])
-        cam[..., 2] = z
-        return FrameLift(cam @ T_world_cam.R.T + T_world_cam.t, z, valid, stride, T_world_cam.t.copy(),
-                         (depth_m, K, T_world_cam, max_depth_m), cfg)
+        vs = np.arange(0, depth_m.shape[0], stride, dtype=np.float64)
+        us = np.arange(0, depth_m.shape[1], stride, dtype=np.float64)
+        return FrameLift(np.where(valid, d, np.nan), valid, stride, (us - K.cx) / K.fx, (vs - K.cy) / K.fy,
+                         T_world_cam, T_world_cam.t.copy(), (depth_m, K, T_world_cam, max_depth_m), cfg)
+
+    def points_at(self, rows: np.ndarray, cols: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """World points of the strided pixels at ``rows``, ``cols`` with depth ``z``."""
+        cam = np.empty((len(z), 3))
+        np.multiply(self.ray_x[cols], z, out=cam[:, 0])
+        np.multiply(self.ray_y[rows], z, out=cam[:, 1])
+        cam[:, 2] = z
+        return cam @ self.T_world_cam.R.T + self.T_world_cam.t
 
     def dense_points(self, mask: np.ndarray) -> np.ndarray:
         """All valid pixels of a (small) mask, lifted at full resolution."""
@@ -100,11 +107,13 @@ class FrameLift:
         """
         c = self.cfg
         m = mask[:: self.stride, :: self.stride]
-        inside = m & self.valid
-        if np.count_nonzero(inside) < c.dense_below_px and self.stride > 1:
+        rows, cols = np.nonzero(m & self.valid)  # row-major, as boolean indexing reads them
+        if len(rows) < c.dense_below_px and self.stride > 1:
             return self.dense_points(mask)
-        inside &= depth_inliers(self.depth, inside, c)
-        pts = self.points_w[inside]
+        z = self.depth[rows, cols]
+        keep = _inliers(z, c)
+        rows, cols, z = rows[keep], cols[keep], z[keep]
+        pts = self.points_at(rows, cols, z)
         if up_w is None or not len(pts):  # no valid depth under the mask: nothing to lift
             return pts
         view = np.add.reduce(pts, axis=0) / len(pts) - self.eye_w  # pts.mean(axis=0), without its overhead
@@ -128,7 +137,7 @@ class FrameLift:
         ring = self.depth[grown & ~m & self.valid]
         if len(ring) < c.back_min_ring_px:
             return pts
-        gap = float(np.percentile(ring, 100 * c.back_ring_quantile)) - median(self.depth[inside])
+        gap = float(np.percentile(ring, 100 * c.back_ring_quantile)) - median(z)
         if gap < c.back_free_widths * width:
             return pts
         return np.concatenate([pts, pts + (width - depth) * fwd])
@@ -143,14 +152,9 @@ def _inliers(z: np.ndarray, cfg: MapConfig) -> np.ndarray:
     return np.abs(z - med) <= max(cfg.inlier_sigmas * 1.4826 * mad, cfg.inlier_min_rel * med)
 
 
-def depth_inliers(depth: np.ndarray, inside: np.ndarray, cfg: MapConfig) -> np.ndarray:
-    out = np.zeros_like(inside)
-    out[inside] = _inliers(depth[inside], cfg)
-    return out
-
-
 def trimmed_box(points: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray]:
-    """(centre, size) of the box spanned by the [trim, 1 - trim] quantiles of each axis."""
+    """(centre, size) of the box spanned by the [trim, 1 - trim] quantiles of each axis, in float64 (float32
+    points are ranked as they are and only the two quantiles widened: the values of widening them all first)."""
     n = len(points)
     k = int(trim * (n - 1))
     if k == 0:
@@ -158,6 +162,7 @@ def trimmed_box(points: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray
     else:
         part = np.partition(points, [k, n - 1 - k], axis=0)
         lo, hi = part[k], part[n - 1 - k]
+    lo, hi = lo.astype(np.float64, copy=False), hi.astype(np.float64, copy=False)
     return (lo + hi) / 2.0, hi - lo
 
 
@@ -180,8 +185,13 @@ class VoxelSet:
     @staticmethod
     def from_points(points_w: np.ndarray, voxel_m: float) -> "VoxelSet":
         keys = voxel_keys(points_w, voxel_m)
-        uk, first = np.unique(keys, return_index=True)
-        return VoxelSet(uk, points_w[first].astype(np.float32), np.ones(len(uk), np.int32))
+        order = keys.argsort(kind="stable")  # np.unique(keys, return_index=True), as it computes it
+        sk = keys[order]
+        new = np.empty(len(sk), dtype=bool)
+        new[:1] = True
+        np.not_equal(sk[1:], sk[:-1], out=new[1:])
+        first = order[new]
+        return VoxelSet(sk[new], points_w[first].astype(np.float32), np.ones(len(first), np.int32))
 
     def add(self, other: "VoxelSet", cap: int) -> bool:
         """Union with ``other`` (capped at ``cap`` voxels); returns whether the set of voxels changed."""

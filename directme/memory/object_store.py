@@ -103,7 +103,7 @@ class ObjectStore:
     # ------------------------------------------------------------------ commands (they keep the columns in sync)
     def reshape(self, rec: ObjectRecord, t_s: float, **changes) -> None:
         """Recompute position and extent from the voxels (and the label from the votes), with ``changes``."""
-        centre, extent = trimmed_box(rec.voxels.points(), self.cfg.map.position_trim)
+        centre, extent = trimmed_box(rec.voxels.pts, self.cfg.map.position_trim)
         rec.set_state(t_s, position_w=centre, extent_m=extent, label_id=rec.label_id_from_votes(), **changes)
         self._sync(rec)
 

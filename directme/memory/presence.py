@@ -150,44 +150,57 @@ def views_without(fp: FramePerception, seen: Mapping[int, float], objs: ObjectSt
         return []
     K, T = f.intrinsics, f.T_world_cam
     c_cam, z_c, size_px, in_view = in_view_of(objs, idx, f)
-    became_gone = []
-    a = cfg.association
+    centres = objs.live_pos[idx]  # each record's position, mirrored in the live columns (a copy)
+    views: list[tuple[ObjectRecord, int, np.ndarray, float, float]] = []  # (record, n points, centre, size px, depth)
+    parts = []
     for j in np.flatnonzero(in_view).tolist():
         rec = objs.records[int(idx[j])]
         pts = rec.voxels.pts[:: max(1, len(rec.voxels) // gcfg.view_points)]
         if not len(pts):
             continue
-        position, size_j, z_j = rec.position, float(size_px[j]), float(z_c[j])
+        position, size_j, z_j = centres[j], float(size_px[j]), float(z_c[j])
         D = since_seen(rec) if since_seen is not None else None
         if D is not None:
             pts = pts @ D[:3, :3].T + D[:3, 3]
             position = D[:3, :3] @ position + D[:3, 3]
             z_j = max(float((position - T.t) @ T.R[:, 2]), 1e-6)
             size_j = float(objs.live_size[idx[j]]) * K.fx / z_j
-        hits: list[int] = []
+        views.append((rec, len(pts), position, size_j, z_j))
+        parts.append(pts)
+    if not views:
+        return []
+    # every view's points projected at once; each view's share of them is a slice (its points stay in order)
+    inside_all, ui_all, vi_all, zi_all, d_all = scene_depth_at(np.concatenate(parts), f, gcfg.margin_px,
+                                                               cfg.map.min_cam_depth_m)
+    tol_all = depth_tol(zi_all, cfg)
+    reach_all = np.isfinite(d_all) & (d_all > 0) & (d_all >= zi_all - tol_all)  # line of sight reaches the point
+    owner_end = np.cumsum([n for _, n, _, _, _ in views])
+    bounds = np.searchsorted(inside_all, np.concatenate([[0], owner_end])).tolist()
+    reached = np.concatenate([[0], np.cumsum(reach_all)])[bounds].tolist()
+    became_gone = []
+    a = cfg.association
+    for k, (rec, n_pts, position, size_j, z_j) in enumerate(views):
+        s, e = bounds[k], bounds[k + 1]
+        n_reach = reached[k + 1] - reached[k]
+        visible = n_reach / n_pts
+        if s == e or n_reach < gcfg.min_view_points or visible < gcfg.min_visible:
+            continue  # not in view, or occluded: says nothing
         if seen_here:
             label = rec.label_id_from_votes()
-            reach = min(a.reentry_radius_m + a.drift_per_m * walked(rec), a.max_reentry_m)
-            hits = [k for lab, c, k in seen_here if lab == label and float(np.linalg.norm(c - position)) <= reach
-                    and not co_observed(rec, objs.survivor(objs.records[k]))]  # another object seen beside it before
-        inside, ui, vi, zi, d = scene_depth_at(pts, f, gcfg.margin_px, cfg.map.min_cam_depth_m)
-        if not len(inside):
-            continue
-        tol = depth_tol(zi, cfg)
-        reach = np.isfinite(d) & (d > 0) & (d >= zi - tol)  # line of sight reaches the point: not occluded
-        visible = reach.sum() / len(pts)
-        if reach.sum() < gcfg.min_view_points or visible < gcfg.min_visible:
-            continue
-        if hits:
-            stand_in = next((k for k in hits if k != rec.index), None)
-            if stand_in is not None:
-                rec.stood_in_for[stand_in] = rec.stood_in_for.get(stand_in, 0) + 1
-                if stand_ins is not None:
-                    stand_ins.append((rec, stand_in))
-            continue
-        empty_tol = tol + gcfg.empty_rel * zi  # depth error grows with depth: free space must be clear of it
+            reach_m = min(a.reentry_radius_m + a.drift_per_m * walked(rec), a.max_reentry_m)
+            hits = [i for lab, c, i in seen_here if lab == label and float(np.linalg.norm(c - position)) <= reach_m
+                    and not co_observed(rec, objs.survivor(objs.records[i]))]  # another object seen beside it before
+            if hits:
+                stand_in = next((i for i in hits if i != rec.index), None)
+                if stand_in is not None:
+                    rec.stood_in_for[stand_in] = rec.stood_in_for.get(stand_in, 0) + 1
+                    if stand_ins is not None:
+                        stand_ins.append((rec, stand_in))
+                continue
+        reach, zi, d = reach_all[s:e], zi_all[s:e], d_all[s:e]
+        empty_tol = tol_all[s:e] + gcfg.empty_rel * zi  # depth error grows with depth: free space must be clear of it
         if np.mean(d[reach] > zi[reach] + empty_tol[reach]) >= gcfg.min_empty and \
-                not still_shows(rec, f.rgb, ui[reach], vi[reach], gcfg):  # its colours there: off its surface, a miss
+                not still_shows(rec, f.rgb, ui_all[s:e][reach], vi_all[s:e][reach], gcfg):  # its colours: a miss
             delta = gcfg.empty_logodds * min(1.0, visible / gcfg.full_view)
         else:
             p_d = detection_rate(size_j, visible, z_j, gcfg)

@@ -208,6 +208,7 @@ class GoneConfig:
     colour_levels: int = 4  # an object's colour histogram: this many grey cells, 3x as many hues in 2 saturation bands (memory/appearance.py)
     colour_max_pixels: int = 400  # about this many pixels, on an even grid, make a histogram (a sighting's mask, a place, its ring)
     colour_update: float = 0.2  # weight of each new sighting in the object's colours (the rest: the earlier ones)
+    colour_every: int = 3  # after colour_min_sightings sightings, an object's colours take every this-many-th sighting only (1: each)
     colour_min_similarity: float = 0.4  # a place read as free space still shows the object when its colours match this much ...
     colour_margin: float = 0.2  # ... and this much more than a ring around it: then the view is a plain miss
     colour_core_shrink: float = 0.2  # the place's colours are read inside its box less this share of its size on each side
@@ -223,7 +224,8 @@ class GoneConfig:
                non_negative=("margin_px", "depth_rel", "empty_rel", "just_seen_s", "hand_reach_m", "odometry_window_s",
                              "colour_ring",
                              "colour_ring_min_px"),
-               at_least_one=("colour_max_pixels", "colour_min_sightings", "view_points", "min_view_points"))
+               at_least_one=("colour_max_pixels", "colour_min_sightings", "colour_every", "view_points",
+                             "min_view_points"))
         if not 0 < _number(self, "score_clip") < 0.5:
             raise InvalidInputError(f"{_path(self, 'score_clip')} must be in (0, 0.5), got {self.score_clip!r}")
         if not 2 <= self.colour_levels <= 16 or not 0 <= self.colour_core_shrink < 0.5:
