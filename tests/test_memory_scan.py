@@ -193,6 +193,30 @@ def test_config_is_checked():
     with pytest.raises(InvalidInputError, match="memory.scan.search_m"):
         MemoryConfig.from_dict({"scan": {"search_m": 0}})
     assert MemoryConfig.from_dict({"scan": {"enabled": False}}).scan.enabled is False
+    with pytest.raises(InvalidInputError, match="memory.scan.coarse_iterations"):
+        MemoryConfig.from_dict({"scan": {"coarse_iterations": 0}})
+
+
+@pytest.mark.parametrize("coarse", [1, 2, 6])
+def test_the_coarse_level_takes_at_most_coarse_iterations_steps(monkeypatch, coarse):
+    """The correlative search starts the coarse level within a coarse cell: a few steps there, the finest level's
+    ``iterations`` for the precision; the frame is still laid back on the room."""
+    from directme.memory.pose import scan
+
+    cells = []
+    warp = scan._warp
+    monkeypatch.setattr(scan, "_warp", lambda xy, c, xi, fld, *a: cells.append(fld.cell) or warp(xy, c, xi, fld, *a))
+    cfg = dataclasses.replace(CFG, coarse_iterations=coarse, iterations=6)
+    rng = np.random.default_rng(0)
+    m = _mapped(rng)
+    T_true = _pose(2.0, 2.0, 30.0)
+    T_drift = T_true.copy()
+    T_drift[:3, 3] += (-0.3, 0.2, 0.0)
+    found = m.register(_cam(_room_points(rng), T_true), T_drift, UP, 60.0, cfg)
+    assert found is not None, m.last
+    assert np.linalg.norm(found[1][:2] + np.array([-0.3, 0.2])) < 0.03
+    coarse_cell = CFG.cell_m * 2 ** (CFG.levels - 1)
+    assert 1 <= cells.count(coarse_cell) <= coarse and 1 <= len(cells) - cells.count(coarse_cell) <= 6 + 1
 
 
 def _episode_frames(noise: str, n: int):

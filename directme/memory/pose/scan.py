@@ -122,7 +122,7 @@ class ScanMatcher:
         for level in range(cfg.levels - 1, -1, -1):
             if level != cfg.levels - 1:
                 fld = smoothed(window, level, self.grid.cell_m, cfg)
-            for _ in range(cfg.iterations):
+            for _ in range(cfg.iterations if level == 0 else cfg.coarse_iterations):
                 J, val = _warp(xy, c, xi, fld, turn, at, box)
                 on = val >= cfg.min_occupancy
                 if np.count_nonzero(on) < cfg.min_support:
