@@ -69,6 +69,18 @@ def test_a_drifted_frame_is_laid_back_on_the_room(dx, dy):
     assert abs(shift[2]) < 1e-9
 
 
+def test_a_drift_the_steps_cannot_bring_within_search_m_is_refused_early():
+    """Steps move the estimate at most a field cell each: once it is farther beyond ``search_m`` than the steps left
+    reach, the frame is refused without them, as it would be after them."""
+    rng = np.random.default_rng(0)
+    m = _mapped(rng)
+    T_true = _pose(2.0, 2.5, 0.0)
+    T_drift = T_true.copy()
+    T_drift[:3, 3] += (0.9, 0.0, 0.0)
+    assert m.register(_cam(_room_points(rng), T_true), T_drift, UP, 60.0, CFG) is None
+    assert m.last.startswith("too far") and m.last.endswith("(early)"), m.last
+
+
 def test_an_aligned_frame_stays_within_a_cell():
     rng = np.random.default_rng(1)
     m = _mapped(rng)
