@@ -106,7 +106,7 @@ class ScanConfig:
     above_cam_m: float = 0.3  # ... and at most this far above it (not the ceiling) are structure
     levels: int = 2  # grid resolutions, coarse (2**(levels-1) cells a field cell) to fine
     iterations: int = 6  # Gauss-Newton steps on the finest resolution at most ...
-    coarse_iterations: int = 2  # ... and on each coarser one (the correlative search put the start within a coarse cell)
+    coarse_iterations: int = 3  # ... and on each coarser one (the correlative search put the start within a coarse cell)
     blur_cells: float = 1.0  # the occupancy is smoothed by a Gaussian of this many field cells
     hits_scale: float = 2.0  # a cell's occupancy is 1 - exp(-hits / this)
     max_grid_cells: int = 20_000_000  # at most this many cells (5 bytes each; 20 M: 5 ha at 5 cm): then the oldest tiles go
