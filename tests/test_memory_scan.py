@@ -69,6 +69,18 @@ def test_a_drifted_frame_is_laid_back_on_the_room(dx, dy):
     assert abs(shift[2]) < 1e-9
 
 
+def test_a_drift_the_steps_cannot_bring_within_search_m_is_refused_early():
+    """Steps move the estimate at most a field cell each: once it is farther beyond ``search_m`` than the steps left
+    reach, the frame is refused without them, as it would be after them."""
+    rng = np.random.default_rng(0)
+    m = _mapped(rng)
+    T_true = _pose(2.0, 2.5, 0.0)
+    T_drift = T_true.copy()
+    T_drift[:3, 3] += (0.9, 0.0, 0.0)
+    assert m.register(_cam(_room_points(rng), T_true), T_drift, UP, 60.0, CFG) is None
+    assert m.last.startswith("too far") and m.last.endswith("(early)"), m.last
+
+
 def test_an_aligned_frame_stays_within_a_cell():
     rng = np.random.default_rng(1)
     m = _mapped(rng)
@@ -193,6 +205,30 @@ def test_config_is_checked():
     with pytest.raises(InvalidInputError, match="memory.scan.search_m"):
         MemoryConfig.from_dict({"scan": {"search_m": 0}})
     assert MemoryConfig.from_dict({"scan": {"enabled": False}}).scan.enabled is False
+    with pytest.raises(InvalidInputError, match="memory.scan.coarse_iterations"):
+        MemoryConfig.from_dict({"scan": {"coarse_iterations": 0}})
+
+
+@pytest.mark.parametrize("coarse", [1, 2, 6])
+def test_the_coarse_level_takes_at_most_coarse_iterations_steps(monkeypatch, coarse):
+    """The correlative search starts the coarse level within a coarse cell: a few steps there, the finest level's
+    ``iterations`` for the precision; the frame is still laid back on the room."""
+    from directme.memory.pose import scan
+
+    cells = []
+    warp = scan._warp
+    monkeypatch.setattr(scan, "_warp", lambda xy, c, xi, fld, *a: cells.append(fld.cell) or warp(xy, c, xi, fld, *a))
+    cfg = dataclasses.replace(CFG, coarse_iterations=coarse, iterations=6)
+    rng = np.random.default_rng(0)
+    m = _mapped(rng)
+    T_true = _pose(2.0, 2.0, 30.0)
+    T_drift = T_true.copy()
+    T_drift[:3, 3] += (-0.3, 0.2, 0.0)
+    found = m.register(_cam(_room_points(rng), T_true), T_drift, UP, 60.0, cfg)
+    assert found is not None, m.last
+    assert np.linalg.norm(found[1][:2] + np.array([-0.3, 0.2])) < 0.03
+    coarse_cell = CFG.cell_m * 2 ** (CFG.levels - 1)
+    assert 1 <= cells.count(coarse_cell) <= coarse and 1 <= len(cells) - cells.count(coarse_cell) <= 6 + 1
 
 
 def _episode_frames(noise: str, n: int):

@@ -74,7 +74,7 @@ class HeadingConfig:
     grid_cols: int = 64  # surface normals on a grid of about this many columns of the depth map
     min_strength: float = 0.4  # a frame counts when its vertical surfaces agree this well on one direction
     max_deg: float = 10.0  # ... and its structure is turned by at most this from the reference
-    interval_s: float = 1.0  # at most one frame measured per interval (views a moment apart share a bias)
+    interval_s: float = 2.0  # at most one frame measured per interval (views a moment apart share a bias)
     ref_frames: int = 15  # the reference: median structure heading of the first structured frames
     noise_deg: float = 1.0  # one frame's structure heading error (Kalman measurement noise) ...
     drift_deg_per_min: float = 1.0  # ... and the odometry heading's random walk (process noise)
@@ -105,7 +105,8 @@ class ScanConfig:
     below_cam_m: float = 1.2  # points at most this far below the camera (not the floor) ...
     above_cam_m: float = 0.3  # ... and at most this far above it (not the ceiling) are structure
     levels: int = 2  # grid resolutions, coarse (2**(levels-1) cells a field cell) to fine
-    iterations: int = 6  # Gauss-Newton steps per resolution at most
+    iterations: int = 6  # Gauss-Newton steps on the finest resolution at most ...
+    coarse_iterations: int = 3  # ... and on each coarser one (the correlative search put the start within a coarse cell)
     blur_cells: float = 1.0  # the occupancy is smoothed by a Gaussian of this many field cells
     hits_scale: float = 2.0  # a cell's occupancy is 1 - exp(-hits / this)
     max_grid_cells: int = 20_000_000  # at most this many cells (5 bytes each; 20 M: 5 ha at 5 cm): then the oldest tiles go
@@ -128,8 +129,8 @@ class ScanConfig:
     def __post_init__(self) -> None:
         _check(self, positive=("cell_m", "max_depth_m", "blur_cells", "hits_scale", "min_constraint",
                                "search_m"),
-               at_least_one=("pixel_stride", "max_points", "levels", "iterations", "max_hits", "min_support",
-                             "max_grid_cells", "grid_tile_cells"),
+               at_least_one=("pixel_stride", "max_points", "levels", "iterations", "coarse_iterations", "max_hits",
+                             "min_support", "max_grid_cells", "grid_tile_cells"),
                non_negative=("established_s", "min_depth_m", "below_cam_m", "above_cam_m", "damping", "min_gain",
                              "gain_per_m", "max_turn_deg", "min_shift_m", "min_turn_deg", "fit_ratio"),
                unit=("min_occupancy", "gain", "min_fit"))

@@ -119,10 +119,14 @@ class ScanMatcher:
         at = _unturned(xy, c)
         box = (at.min(axis=1), at.max(axis=1))  # the unshifted points' extent: each shift's is this shifted
         fld = coarse
+        # how far the steps left can still move the estimate (at most a field cell each): one beyond search_m by
+        # more than that is refused now, as it would be after them
+        reach = sum((cfg.iterations if lv == 0 else cfg.coarse_iterations) * self.grid.cell_m * 2 ** lv
+                    for lv in range(cfg.levels)) * (1 + 1e-9)
         for level in range(cfg.levels - 1, -1, -1):
             if level != cfg.levels - 1:
                 fld = smoothed(window, level, self.grid.cell_m, cfg)
-            for _ in range(cfg.iterations):
+            for _ in range(cfg.iterations if level == 0 else cfg.coarse_iterations):
                 J, val = _warp(xy, c, xi, fld, turn, at, box)
                 on = val >= cfg.min_occupancy
                 if np.count_nonzero(on) < cfg.min_support:
@@ -142,6 +146,10 @@ class ScanMatcher:
                 if n > fld.cell:  # at most one field cell a step: the field's slope reaches about that far
                     step *= fld.cell / n
                 xi = xi + step
+                reach -= fld.cell * (1 + 1e-9)
+                if math.hypot(xi[0], xi[1]) - reach > cfg.search_m:
+                    self.last = f"too far {xi[0]:.3f} {xi[1]:.3f} (early)"
+                    return None
                 if n < 1e-4 and abs(step[2]) < 1e-5:
                     break
         J1, v1 = _warp(xy, c, xi, fld, turn, at, box)
