@@ -2,9 +2,28 @@
 arrays written to a save."""
 from __future__ import annotations
 
+import threading
 from typing import Mapping, Sequence
 
 import numpy as np
+
+
+class LockedLazy:
+    """A store that computes held work on first read, under ``self._lock`` (several readers may ask at once).
+
+    The lock is not pickled: a copy gets a fresh one."""
+
+    def _init_lock(self) -> None:
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
 
 class GrowArray:

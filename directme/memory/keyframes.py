@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import io
 import math
-import threading
 from typing import Optional
 
 import numpy as np
 
 from .config import KeyframeConfig, MemoryConfig
+from .buffers import LockedLazy
 from .objects import KeyframeEntry, ObjectRecord
 from .snapshot import KeyframeRef
 
@@ -80,7 +80,7 @@ def consider_keyframe(rec: ObjectRecord, ref: KeyframeRef, view_dir: np.ndarray,
     return [new] + ([victim] if victim is not None else [])
 
 
-class ImageStore:
+class ImageStore(LockedLazy):
     """Downsampled JPEG images of frames that are (or were) some object's live keyframe.
 
     An image is dropped when no live keyframe refers to it any more, so the store is bounded by
@@ -96,16 +96,7 @@ class ImageStore:
         self.pending: dict[int, np.ndarray] = {}  # frame index -> RGB copy not encoded yet (oldest first)
         self._held = 0  # bytes of the copies in ``pending``
         self.refs: dict[int, int] = {}
-        self._lock = threading.Lock()  # readers (several at once) may encode a pending image
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._init_lock()  # readers (several at once) may encode a pending image
 
     @property
     def images(self) -> dict[int, bytes]:

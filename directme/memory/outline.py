@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
 
 from .._atomic import StateError, column
-from .buffers import GrowArray
+from .buffers import GrowArray, LockedLazy
 from .component import FrameStep, State
 
 if TYPE_CHECKING:
@@ -90,7 +89,7 @@ def far_edges_many(d: np.ndarray, width: int, K: np.ndarray, R: np.ndarray, up: 
     return out.reshape(F, bins, 3)
 
 
-class RoomOutline:
+class RoomOutline(LockedLazy):
     """The outline component: per ego frame, the far edge of each bearing slice of its depth (``far_edges``).
 
     A frame's depth samples wait (``pending``) until its row is read or saved or ``outline.batch_frames`` frames
@@ -105,16 +104,7 @@ class RoomOutline:
         self.edges = GrowArray(np.float16, (cfg.bins, 3))
         # frames not in ``edges`` yet: (depth samples, image width, K, rotation, up), or None (no depth: NaN row)
         self.pending: list[Optional[tuple]] = []
-        self._lock = threading.Lock()  # readers (several at once) may compute the waiting rows
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._init_lock()  # readers (several at once) may compute the waiting rows
 
     def __len__(self) -> int:
         return len(self.edges) + len(self.pending)
