@@ -74,7 +74,7 @@ class HeadingConfig:
     grid_cols: int = 64  # surface normals on a grid of about this many columns of the depth map
     min_strength: float = 0.4  # a frame counts when its vertical surfaces agree this well on one direction
     max_deg: float = 10.0  # ... and its structure is turned by at most this from the reference
-    interval_s: float = 2.0  # at most one frame measured per interval (views a moment apart share a bias)
+    interval_s: float = 1.0  # at most one frame measured per interval (views a moment apart share a bias)
     ref_frames: int = 15  # the reference: median structure heading of the first structured frames
     noise_deg: float = 1.0  # one frame's structure heading error (Kalman measurement noise) ...
     drift_deg_per_min: float = 1.0  # ... and the odometry heading's random walk (process noise)
