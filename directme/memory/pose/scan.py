@@ -169,17 +169,18 @@ class ScanMatcher:
         if shift < cfg.min_shift_m and abs(xi[2]) < math.radians(cfg.min_turn_deg):
             self.last = f"small {shift:.3f}"
             return None
+        # the gain first: it needs no new smoothing (the fit's field is built only for a frame that gains)
+        v0 = _values(xy, c, fld, turn, at)  # the unshifted points' fit, needed only now
+        gain = float(v1.mean() - v0.mean())
+        if gain < cfg.min_gain + cfg.gain_per_m * shift:
+            self.last = f"no gain {v0.mean():.3f} {v1.mean():.3f} shift {shift:.3f}"
+            return None
         everything = self.grid.field(lo, hi, 0, cfg)  # with the structure of the last seconds
         va = _values(xy, c, everything, turn, at)
         if float(v1.mean()) < max(cfg.min_fit, cfg.fit_ratio * float(va.mean())):
             self.last = f"poor fit {v1.mean():.3f} {va.mean():.3f}"
             return None  # most of the view lies on nothing older, or the last seconds' structure explains it
             #              better: a part slid onto older structure
-        v0 = _values(xy, c, fld, turn, at)  # the unshifted points' fit, needed only now
-        gain = float(v1.mean() - v0.mean())
-        if gain < cfg.min_gain + cfg.gain_per_m * shift:
-            self.last = f"no gain {v0.mean():.3f} {v1.mean():.3f} shift {shift:.3f}"
-            return None
         self.last = f"ok {xi[0]:.3f} {xi[1]:.3f} {math.degrees(xi[2]):.2f} gain {v0.mean():.3f} {v1.mean():.3f} coarse {zero:.3f} {scores[best]:.3f}"
         return float(xi[2]), xi[0] * B[0] + xi[1] * B[1]
 
