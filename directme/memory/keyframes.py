@@ -103,7 +103,7 @@ class ImageStore(LockedLazy):
         """Every stored image as JPEG bytes, by frame index (the held copies encoded now)."""
         with self._lock:
             while self.pending:
-                self._encode_oldest()
+                self._encode_held(next(iter(self.pending)))
         return self._images
 
     @images.setter
@@ -127,10 +127,11 @@ class ImageStore(LockedLazy):
         img.save(buf, format="JPEG", quality=self.quality)
         return buf.getvalue()
 
-    def _encode_oldest(self) -> None:
-        idx = next(iter(self.pending))
-        self._images[idx] = self.encode(self.pending[idx])
-        self._held -= self.pending.pop(idx).nbytes
+    def _encode_held(self, idx: int) -> None:
+        """Encode the held copy of frame ``idx`` (in ``pending``) into the stored images."""
+        held = self.pending.pop(idx)
+        self._images[idx] = self.encode(held)
+        self._held -= held.nbytes
 
     def acquire(self, frame_index: int, rgb: np.ndarray) -> None:
         with self._lock:
@@ -139,7 +140,7 @@ class ImageStore(LockedLazy):
                 self.pending[frame_index] = held
                 self._held += held.nbytes
                 while self._held > self.pending_bytes:
-                    self._encode_oldest()
+                    self._encode_held(next(iter(self.pending)))
             self.refs[frame_index] = self.refs.get(frame_index, 0) + 1
 
     def release(self, frame_index: int) -> None:
@@ -157,9 +158,7 @@ class ImageStore(LockedLazy):
     def get(self, frame_index: int) -> Optional[np.ndarray]:
         with self._lock:
             if frame_index in self.pending:
-                held = self.pending.pop(frame_index)
-                self._images[frame_index] = self.encode(held)
-                self._held -= held.nbytes
+                self._encode_held(frame_index)
             data = self._images.get(frame_index)
         if data is None:
             return None
