@@ -1,6 +1,7 @@
 """Per-frame update of the object table: validate and lift, apply matches, moves, merges, gone checks."""
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import TYPE_CHECKING, Callable, Optional
@@ -129,16 +130,10 @@ def ingest_frame(objs: ObjectStore, step: FrameStep) -> None:
     update_seen(seen, objs, t)
     seen_here = [(m.obs.label_id, m.obs.centre_w, objs.tracked(m.obs.inst.track_id).index) for m in matches]
     stand_ins: list[tuple[ObjectRecord, int]] = []
-    moved_since: dict[float, Optional[np.ndarray]] = {}  # last sighting time -> pose.since_seen (one per frame)
-
-    def since_seen(rec: ObjectRecord) -> Optional[np.ndarray]:
-        s = rec.last_seen_s
-        if s not in moved_since:
-            moved_since[s] = pose.since_seen(s, t)
-        return moved_since[s]
-
+    moved_since = functools.cache(lambda s: pose.since_seen(s, t))  # by last sighting time: one call each a frame
     settle_gone(views_without(fp, seen, objs, seen_here, walked, stand_ins,
-                              lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position, up), since_seen),
+                              lambda rec: ego.nearest_since(rec.obs_frame[-1], rec.position, up),
+                              lambda rec: moved_since(rec.last_seen_s)),
                 objs, t)
     fold_stand_ins(stand_ins, objs, t)
 
